@@ -1,0 +1,407 @@
+"""The actor runtime: bounded mailboxes, ask/tell, one-for-one supervision, idle stop.
+
+An actor is an object with `handle(message)` run by one task that owns its state; nothing else touches
+that state. Callers talk to it through an `ActorRef`:
+
+* `ref.tell(msg)` queues a message and returns at once (no reply).
+* `await ref.ask(msg)` queues a message with a one-slot reply channel and waits for the reply. It takes
+  no timeout: wrap it in `trio.fail_after` / `trio.move_on_after`. Cancelling the caller abandons the reply;
+  the actor notices the closed reply channel and goes on serving.
+
+Both raise `MailboxFull` when the bounded mailbox has no room (the HTTP layer answers 503) and
+`ActorStopped` when the actor is stopping or gone.
+
+Error policy (as in pykka): an exception raised while handling an `ask` goes back to that caller and the
+actor keeps serving. Any other exception (from a `tell`, `on_start`, or a background task started in the
+actor's context) is a crash: the supervisor logs it with the actor's name and restarts that actor alone
+with a fresh instance and the same mailbox, unless it crashed more than `max_restarts` times within
+`restart_window` seconds (measured with `trio.current_time()`), in which case it is stopped for good and
+pending asks get `ActorStopped`. `trio.Cancelled` is never treated as a crash.
+
+Stopping: `ActorSystem.stop()` closes every mailbox to new messages, lets each actor handle what is
+already queued within `drain_timeout`, runs `on_stop`, and answers whatever is still pending with
+`ActorStopped`. Actors spawned per tenant also stop by themselves after `idle_timeout` seconds without
+a message and are spawned again on next use.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any, Generic, TypeVar
+
+import trio
+
+from agentgov.logs import fields
+
+log = logging.getLogger("agentgov.actors")
+
+M = TypeVar("M")
+
+
+class ActorError(Exception):
+    """Base class of the runtime's own errors."""
+
+
+class MailboxFull(ActorError):
+    """The actor's bounded mailbox has no room for another message."""
+
+    def __init__(self, actor: str) -> None:
+        super().__init__(f"the {actor} mailbox is full")
+        self.actor = actor
+
+
+class ActorStopped(ActorError):
+    """The actor is stopping or stopped and will not handle the message."""
+
+    def __init__(self, actor: str) -> None:
+        super().__init__(f"the {actor} actor is stopped")
+        self.actor = actor
+
+
+class ActorCrashed(ActorError):
+    """The actor crashed while the message was being handled (it is being restarted)."""
+
+    def __init__(self, actor: str, cause: BaseException) -> None:
+        super().__init__(f"the {actor} actor crashed: {cause!r}")
+        self.actor = actor
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Success:
+    value: Any
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Failure:
+    error: Exception
+
+
+Outcome = Success | Failure
+
+
+@dataclasses.dataclass(slots=True)
+class _Envelope:
+    message: Any
+    reply: trio.MemorySendChannel[Outcome] | None
+
+
+class ActorContext:
+    """What a running actor may use: its name, the system, and a nursery for its own background tasks.
+
+    Tasks started in `nursery` live as long as this incarnation of the actor; an exception in one is a
+    crash of the actor.
+    """
+
+    def __init__(self, name: str, system: ActorSystem, nursery: trio.Nursery) -> None:
+        self.name = name
+        self.system = system
+        self.nursery = nursery
+
+
+class Actor(Generic[M]):
+    """Base class. Override `handle`; optionally `on_start`, `on_stop` and `handle_batch`.
+
+    `max_batch` bounds how many queued messages are passed to one `handle_batch` call.
+    """
+
+    max_batch: int = 64
+
+    async def on_start(self, ctx: ActorContext) -> None:
+        """Load state. An exception here is a crash."""
+
+    async def handle(self, message: M) -> Any:
+        raise NotImplementedError
+
+    async def handle_batch(self, messages: list[M]) -> list[Outcome]:
+        """Handle queued messages together; return one outcome per message, in order.
+
+        The default handles them one by one. Override to batch I/O (e.g. one transaction for many writes).
+        An exception raised here (rather than returned as a `Failure`) fails the whole batch and is a crash.
+        """
+        outcomes: list[Outcome] = []
+        for message in messages:
+            try:
+                outcomes.append(Success(await self.handle(message)))
+            except Exception as exc:
+                outcomes.append(Failure(exc))
+        return outcomes
+
+    async def on_stop(self) -> None:
+        """Flush and release resources. Runs under a shielded, bounded cancel scope."""
+
+
+@dataclasses.dataclass
+class ActorStats:
+    name: str
+    capacity: int
+    queued: int = 0
+    handled: int = 0
+    failed: int = 0
+    restarts: int = 0
+    state: str = "starting"
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+class ActorRef(Generic[M]):
+    """A handle to send messages to one actor. Cheap to copy; safe to keep."""
+
+    def __init__(self, cell: _Cell) -> None:
+        self._cell = cell
+
+    @property
+    def name(self) -> str:
+        return self._cell.name
+
+    def tell(self, message: M) -> None:
+        """Queue `message` without waiting. Raises `MailboxFull` or `ActorStopped`."""
+        self._cell.put(_Envelope(message, None))
+
+    async def ask(self, message: M) -> Any:
+        """Queue `message` and wait for the reply; re-raises the handler's exception.
+
+        Raises `MailboxFull`, `ActorStopped`, or `ActorCrashed`. Cancellation abandons the reply (the
+        message may still be handled).
+        """
+        send, receive = trio.open_memory_channel[Outcome](1)
+        self._cell.put(_Envelope(message, send))
+        with receive:
+            try:
+                outcome = await receive.receive()
+            except trio.EndOfChannel:
+                raise ActorStopped(self.name) from None
+        if isinstance(outcome, Failure):
+            raise outcome.error
+        return outcome.value
+
+
+class _Cell:
+    """The mailbox and bookkeeping of one actor, shared by its incarnations."""
+
+    def __init__(self, name: str, factory: Callable[[], Actor[Any]], capacity: int, idle_timeout: float):
+        self.name = name
+        self.factory = factory
+        self.idle_timeout = idle_timeout
+        self.send, self.receive = trio.open_memory_channel[_Envelope](capacity)
+        self.stats = ActorStats(name=name, capacity=capacity)
+        self.crash_times: deque[float] = deque()
+        self.closed = False
+        self.done = trio.Event()
+
+    def put(self, envelope: _Envelope) -> None:
+        if self.closed:
+            raise ActorStopped(self.name)
+        try:
+            self.send.send_nowait(envelope)
+        except trio.WouldBlock:
+            raise MailboxFull(self.name) from None
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise ActorStopped(self.name) from None
+
+    def close(self) -> None:
+        """Refuse new messages; queued ones are still delivered to the actor."""
+        self.closed = True
+        self.send.close()
+
+    @property
+    def queued(self) -> int:
+        return self.receive.statistics().current_buffer_used
+
+    def answer_pending(self) -> None:
+        """Answer everything still queued with `ActorStopped`."""
+        while True:
+            try:
+                envelope = self.receive.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                return
+            _reply(envelope, Failure(ActorStopped(self.name)))
+
+
+def _reply(envelope: _Envelope, outcome: Outcome) -> None:
+    """Send the outcome; a caller that left (closed its end) is not an error."""
+    if envelope.reply is None:
+        return
+    try:
+        envelope.reply.send_nowait(outcome)
+    except (trio.BrokenResourceError, trio.ClosedResourceError, trio.WouldBlock):
+        pass
+    envelope.reply.close()
+
+
+class ActorSystem:
+    """Spawns and supervises actors in its own nursery. Open it with `ActorSystem.open()`."""
+
+    def __init__(
+        self,
+        nursery: trio.Nursery,
+        *,
+        mailbox_capacity: int = 1024,
+        idle_timeout: float = 300.0,
+        max_restarts: int = 3,
+        restart_window: float = 10.0,
+        drain_timeout: float = 5.0,
+    ) -> None:
+        self._nursery = nursery
+        self.mailbox_capacity = mailbox_capacity
+        self.idle_timeout = idle_timeout
+        self.max_restarts = max_restarts
+        self.restart_window = restart_window
+        self.drain_timeout = drain_timeout
+        self._cells: dict[str, _Cell] = {}
+        self._stopping = False
+
+    @classmethod
+    @asynccontextmanager
+    async def open(cls, **options: Any) -> AsyncIterator[ActorSystem]:
+        """Run an actor system for the duration of the block; leaving it stops every actor gracefully."""
+        async with trio.open_nursery() as nursery:
+            system = cls(nursery, **options)
+            try:
+                yield system
+            finally:
+                with trio.move_on_after(system.drain_timeout + 5, shield=True):
+                    await system.stop()
+                nursery.cancel_scope.cancel()
+
+    def spawn(self, name: str, factory: Callable[[], Actor[M]], *, capacity: int | None = None) -> ActorRef[M]:
+        """Start a long-lived actor. Raises `ValueError` if the name is taken, `ActorStopped` if stopping."""
+        if name in self._cells:
+            raise ValueError(f"an actor named {name!r} already exists")
+        return ActorRef(self._start(name, factory, capacity, math.inf))
+
+    def get_or_spawn(
+        self, name: str, factory: Callable[[], Actor[M]], *, capacity: int | None = None
+    ) -> ActorRef[M]:
+        """The actor `name`, started on first use; it stops itself after `idle_timeout` without messages."""
+        cell = self._cells.get(name)
+        if cell is None or cell.closed:
+            cell = self._start(name, factory, capacity, self.idle_timeout)
+        return ActorRef(cell)
+
+    def stats(self) -> list[dict[str, Any]]:
+        """A snapshot of every live actor's mailbox and counters."""
+        out = []
+        for cell in self._cells.values():
+            cell.stats.queued = cell.queued
+            out.append(cell.stats.as_dict())
+        return out
+
+    async def stop(self) -> None:
+        """Close all mailboxes, let actors drain within `drain_timeout`, then answer what is left."""
+        self._stopping = True
+        cells = list(self._cells.values())
+        for cell in cells:
+            if not cell.closed:
+                cell.close()
+        with trio.move_on_after(self.drain_timeout):
+            for cell in cells:
+                await cell.done.wait()
+        for cell in cells:
+            cell.answer_pending()
+
+    def _start(self, name: str, factory: Callable[[], Actor[Any]], capacity: int | None, idle: float) -> _Cell:
+        if self._stopping:
+            raise ActorStopped(name)
+        cell = _Cell(name, factory, capacity or self.mailbox_capacity, idle)
+        self._cells[name] = cell
+        self._nursery.start_soon(self._supervise, cell, name=f"actor:{name}")
+        return cell
+
+    async def _supervise(self, cell: _Cell) -> None:
+        try:
+            while True:
+                try:
+                    await self._run_incarnation(cell)
+                    return
+                except Exception as exc:
+                    if self._give_up(cell, exc):
+                        return
+        finally:
+            cell.stats.state = "stopped"
+            if not cell.closed:
+                cell.close()
+            cell.answer_pending()
+            if self._cells.get(cell.name) is cell:
+                del self._cells[cell.name]
+            cell.done.set()
+
+    def _give_up(self, cell: _Cell, exc: Exception) -> bool:
+        now = trio.current_time()
+        cell.crash_times.append(now)
+        while cell.crash_times and cell.crash_times[0] < now - self.restart_window:
+            cell.crash_times.popleft()
+        if len(cell.crash_times) > self.max_restarts:
+            log.error(
+                "actor crashed; restart limit reached, stopping it",
+                exc_info=exc,
+                extra=fields(actor=cell.name, crashes=len(cell.crash_times), window_s=self.restart_window),
+            )
+            return True
+        cell.stats.restarts += 1
+        log.error("actor crashed; restarting", exc_info=exc, extra=fields(actor=cell.name))
+        return False
+
+    async def _run_incarnation(self, cell: _Cell) -> None:
+        actor = cell.factory()
+        try:
+            async with trio.open_nursery() as nursery:
+                await actor.on_start(ActorContext(cell.name, self, nursery))
+                cell.stats.state = "running"
+                await self._serve(cell, actor)
+                nursery.cancel_scope.cancel()
+        finally:
+            with trio.move_on_after(self.drain_timeout, shield=True):
+                await actor.on_stop()
+
+    async def _serve(self, cell: _Cell, actor: Actor[Any]) -> None:
+        """Handle messages until the mailbox is closed and empty, or the actor idles out."""
+        while True:
+            envelope: _Envelope | None = None
+            with trio.move_on_after(cell.idle_timeout):
+                try:
+                    envelope = await cell.receive.receive()
+                except trio.EndOfChannel:
+                    return
+            if envelope is None:
+                if cell.queued == 0 and not cell.closed:
+                    log.debug("actor idle; stopping", extra=fields(actor=cell.name))
+                    cell.close()
+                    return
+                continue
+            batch = [envelope]
+            while len(batch) < max(1, actor.max_batch):
+                try:
+                    batch.append(cell.receive.receive_nowait())
+                except (trio.WouldBlock, trio.EndOfChannel):
+                    break
+            await self._handle(cell, actor, batch)
+
+    async def _handle(self, cell: _Cell, actor: Actor[Any], batch: list[_Envelope]) -> None:
+        try:
+            outcomes = await actor.handle_batch([e.message for e in batch])
+            if len(outcomes) != len(batch):
+                raise RuntimeError(f"handle_batch returned {len(outcomes)} outcomes for {len(batch)} messages")
+        except trio.Cancelled:
+            for envelope in batch:
+                _reply(envelope, Failure(ActorStopped(cell.name)))
+            raise
+        except Exception as exc:
+            for envelope in batch:
+                _reply(envelope, Failure(ActorCrashed(cell.name, exc)))
+            raise
+        crash: Exception | None = None
+        for envelope, outcome in zip(batch, outcomes, strict=True):
+            cell.stats.handled += 1
+            if isinstance(outcome, Failure):
+                cell.stats.failed += 1
+                if envelope.reply is None and crash is None:
+                    crash = outcome.error
+            _reply(envelope, outcome)
+        if crash is not None:
+            raise crash

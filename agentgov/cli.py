@@ -1,0 +1,69 @@
+"""Command line: `python run.py [serve] [--host H] [--port P]` and maintenance commands.
+
+Exit codes: 0 after a clean shutdown (SIGINT/SIGTERM), 2 for a configuration error, 1 if the service
+could not start (e.g. the database is unreachable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+
+import trio
+
+from agentgov.config import ConfigError, Settings
+from agentgov.logs import configure_logging
+from agentgov.server import serve
+from agentgov.storage.database import DatabaseError
+
+log = logging.getLogger("agentgov")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="run.py", description="agentgov control plane")
+    parser.add_argument("--host", default=None, help="bind address (default 127.0.0.1, env HOST)")
+    parser.add_argument("--port", type=int, default=None, help="port (default 8000, env PORT)")
+    sub = parser.add_subparsers(dest="command")
+    sub.add_parser("serve", help="run the service (the default)")
+    return parser
+
+
+async def _run_until_signal(settings: Settings) -> None:
+    shutdown = trio.Event()
+    async with trio.open_nursery() as nursery:
+
+        async def watch_signals() -> None:
+            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for signum in signals:
+                    log.info(f"received {signal.Signals(signum).name}; shutting down gracefully")
+                    shutdown.set()
+                    return
+
+        nursery.start_soon(watch_signals)
+        await serve(settings, shutdown)
+        nursery.cancel_scope.cancel()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    import os
+
+    try:
+        settings = Settings.from_env(
+            host=args.host or os.environ.get("HOST") or None,
+            port=args.port or (int(os.environ["PORT"]) if os.environ.get("PORT") else None),
+        )
+    except (ConfigError, ValueError) as exc:
+        print(f"configuration error: {exc}", file=sys.stderr)
+        return 2
+    configure_logging(settings.log_format, settings.log_level)
+    for warning in settings.warnings:
+        log.warning(warning)
+    try:
+        trio.run(_run_until_signal, settings)
+    except DatabaseError as exc:
+        log.error(f"cannot start: {exc}")
+        return 1
+    return 0

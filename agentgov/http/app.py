@@ -1,0 +1,89 @@
+"""The Quart-Trio application factory."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+
+from quart import Response, g, request
+from quart_schema import APIKeySecurityScheme, HttpSecurityScheme, Info, QuartSchema
+from quart_trio import QuartTrio
+
+from agentgov import __version__
+from agentgov.http import docs
+from agentgov.http.auth import check_all_routes_declared
+from agentgov.http.errors import install_error_handlers
+from agentgov.http.routes import system, tenants
+from agentgov.logs import fields, request_id_var
+from agentgov.services import Services
+
+log = logging.getLogger("agentgov.http")
+API_PREFIX = "/api/v1"
+MAX_BODY_BYTES = 1024 * 1024
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+
+def create_app(services: Services) -> QuartTrio:
+    """Build the app around already-started `services` (the caller owns their lifetime)."""
+    app = QuartTrio("agentgov")
+    app.config.update(
+        MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
+        QUART_SCHEMA_SWAGGER_JS_URL=docs.JS_URL,
+        QUART_SCHEMA_SWAGGER_CSS_URL=docs.CSS_URL,
+        JSON_SORT_KEYS=False,
+    )
+    app.extensions["agentgov"] = services
+    QuartSchema(
+        app,
+        info=Info(title="agentgov", version=__version__, description="Control plane that governs AI agents"),
+        swagger_ui_path="/docs",
+        redoc_ui_path=None,
+        scalar_ui_path=None,
+        openapi_path="/openapi.json",
+        security_schemes={
+            "ApiKey": APIKeySecurityScheme(in_="header", name="X-API-Key"),
+            "BearerJWT": HttpSecurityScheme(scheme="bearer", bearer_format="JWT"),
+            "AdminKey": APIKeySecurityScheme(in_="header", name="X-Admin-Key"),
+        },
+    )
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    install_error_handlers(app)
+    _install_request_context(app)
+
+    app.register_blueprint(system.root)
+    app.register_blueprint(docs.bp)
+    for blueprint in (system.api, tenants.bp):
+        app.register_blueprint(blueprint, url_prefix=API_PREFIX)
+
+    check_all_routes_declared(app)
+    return app
+
+
+def _install_request_context(app: QuartTrio) -> None:
+    @app.before_request
+    async def _start() -> None:
+        incoming = request.headers.get("X-Request-ID", "")
+        request_id = incoming if _REQUEST_ID.match(incoming) else uuid.uuid4().hex
+        g.request_id = request_id
+        g.started = time.perf_counter()
+        request_id_var.set(request_id)
+
+    @app.after_request
+    async def _finish(response: Response) -> Response:
+        request_id = getattr(g, "request_id", None) or uuid.uuid4().hex
+        response.headers["X-Request-ID"] = request_id
+        elapsed_ms = (time.perf_counter() - getattr(g, "started", time.perf_counter())) * 1000
+        if log.isEnabledFor(logging.INFO):
+            log.info(
+                "request",
+                extra=fields(
+                    request_id=request_id,
+                    method=request.method,
+                    path=request.path,
+                    status=response.status_code,
+                    ms=round(elapsed_ms, 2),
+                ),
+            )
+        return response

@@ -1,0 +1,210 @@
+"""Authentication and authorisation for every route, through one mechanism.
+
+Each view is declared with `@authorize(Scheme..., permission=...)` or `@public`. The declaration is kept
+on the view (`ROUTE_RULE_ATTR`) so tests can walk every route and check it against the permission matrix;
+a route without a declaration is refused at start (`check_all_routes_declared`).
+
+Missing credentials are a 401, credentials that do not verify a 401, and a verified principal without the
+permission a 403. Schemes are tried in the order given; the first credential present decides.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import hmac
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from quart import Quart, current_app, g, request
+from quart_schema.openapi import QUART_SCHEMA_SECURITY_ATTRIBUTE
+
+from agentgov.http.errors import ApiError
+from agentgov.security import api_keys
+from agentgov.security.principal import Principal, PrincipalKind
+from agentgov.security.roles import Permission, Role
+from agentgov.services import Services
+from agentgov.timeutil import now_iso
+
+F = TypeVar("F", bound=Callable[..., Any])
+ROUTE_RULE_ATTR = "_agentgov_route_rule"
+KEY_CACHE_TTL = 60.0
+
+
+class Scheme(enum.Enum):
+    API_KEY = "X-API-Key"
+    BEARER = "Authorization"
+    ADMIN_KEY = "X-Admin-Key"
+
+
+_OPENAPI_NAMES = {Scheme.API_KEY: "ApiKey", Scheme.BEARER: "BearerJWT", Scheme.ADMIN_KEY: "AdminKey"}
+
+
+@dataclasses.dataclass(frozen=True)
+class RouteRule:
+    schemes: tuple[Scheme, ...]
+    permission: Permission | None
+    tenant_scoped: bool
+
+
+Resolver = Callable[[Services, str], Awaitable[Principal]]
+_resolvers: dict[Scheme, Resolver] = {}
+
+
+def register_resolver(scheme: Scheme, resolver: Resolver) -> None:
+    """Install the function that turns a credential of `scheme` into a `Principal` (or raises 401)."""
+    _resolvers[scheme] = resolver
+
+
+def services() -> Services:
+    return current_app.extensions["agentgov"]  # type: ignore[no-any-return]
+
+
+def principal() -> Principal:
+    """The authenticated principal of the current request (only inside an authorised view)."""
+    return g.principal  # type: ignore[no-any-return]
+
+
+def tenant_id() -> str:
+    tid = principal().tenant_id
+    if tid is None:
+        raise ApiError(403, "This route acts on a tenant; authenticate with a tenant or user credential")
+    return tid
+
+
+def public(func: F) -> F:
+    """Declare a view that needs no credentials."""
+    setattr(func, ROUTE_RULE_ATTR, RouteRule((), None, False))
+    return func
+
+
+def authorize(*schemes: Scheme, permission: Permission | None, tenant_scoped: bool = True) -> Callable[[F], F]:
+    """Declare and enforce how a view authenticates and which permission it needs.
+
+    `tenant_scoped` views require a principal bound to a tenant (403 otherwise).
+    """
+    if not schemes:
+        raise ValueError("authorize() needs at least one scheme; use @public for open routes")
+    rule = RouteRule(tuple(schemes), permission, tenant_scoped)
+
+    def decorator(func: F) -> F:
+        @functools.wraps(func)
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            who = await authenticate(rule.schemes)
+            if rule.permission is not None and not who.can(rule.permission):
+                raise ApiError(
+                    403, f"Forbidden: {rule.permission.value} requires a role of at least "
+                    f"{_minimum(rule.permission).value} (you are {who.role.value})"
+                )
+            if rule.tenant_scoped and who.tenant_id is None:
+                raise ApiError(403, "This route acts on a tenant; authenticate with a tenant or user credential")
+            g.principal = who
+            return await func(*args, **kwargs)
+
+        setattr(wrapper, ROUTE_RULE_ATTR, rule)
+        setattr(wrapper, QUART_SCHEMA_SECURITY_ATTRIBUTE, [{_OPENAPI_NAMES[s]: []} for s in schemes])
+        return wrapper  # type: ignore[return-value]
+
+    return decorator
+
+
+def _minimum(permission: Permission) -> Role:
+    from agentgov.security.roles import MINIMUM_ROLE
+
+    return MINIMUM_ROLE[permission]
+
+
+async def authenticate(schemes: tuple[Scheme, ...]) -> Principal:
+    """Resolve the first credential present among `schemes`. Raises `ApiError` 401."""
+    svc = services()
+    for scheme in schemes:
+        raw = request.headers.get(scheme.value)
+        if raw is None and scheme is Scheme.BEARER:
+            continue
+        if raw is None:
+            continue
+        resolver = _resolvers.get(scheme)
+        if resolver is None:
+            raise ApiError(401, f"{scheme.value} authentication is not available")
+        return await resolver(svc, raw)
+    names = " or ".join(s.value for s in schemes)
+    raise ApiError(401, f"Missing credentials: send {names}")
+
+
+async def resolve_admin_key(svc: Services, raw: str) -> Principal:
+    if not hmac.compare_digest(raw.encode(), svc.settings.admin_key.encode()):
+        raise ApiError(401, "Invalid admin key")
+    return Principal(kind=PrincipalKind.ADMIN_KEY, role=Role.SUPER_ADMIN)
+
+
+_KEY_KINDS = {
+    "tenant": PrincipalKind.TENANT_KEY,
+    "user": PrincipalKind.USER_KEY,
+    "session": PrincipalKind.SESSION_KEY,
+}
+
+
+def key_cache_name(key_id: str) -> str:
+    return f"apikey:{key_id}"
+
+
+async def resolve_api_key(svc: Services, raw: str) -> Principal:
+    """Verify an API key (cached for `KEY_CACHE_TTL`; revocation deletes the cache entry)."""
+    parts = api_keys.split(raw.strip())
+    if parts is None:
+        raise ApiError(401, "Invalid API key")
+    key_id, secret = parts
+    cached = await svc.cache.get(key_cache_name(key_id))
+    if cached is not None:
+        record = json.loads(cached)
+    else:
+        key = await svc.identity.get_api_key(key_id)
+        if key is None:
+            raise ApiError(401, "Invalid API key")
+        active = key.revoked_at is None
+        if active and key.user_id is not None:
+            user = await svc.identity.get_user(key.user_id)
+            active = user is not None and user.is_active
+        record = {
+            "tenant_id": key.tenant_id,
+            "user_id": key.user_id,
+            "kind": key.kind,
+            "role": key.role,
+            "hash": key.secret_hash,
+            "expires_at": key.expires_at,
+            "active": active,
+        }
+        await svc.cache.set(key_cache_name(key_id), json.dumps(record), ttl=KEY_CACHE_TTL)
+    if not api_keys.matches(secret, record["hash"]) or not record["active"]:
+        raise ApiError(401, "Invalid API key")
+    if record["expires_at"] is not None and record["expires_at"] <= now_iso():
+        raise ApiError(401, "API key has expired")
+    return Principal(
+        kind=_KEY_KINDS[record["kind"]],
+        role=Role(record["role"]),
+        tenant_id=record["tenant_id"],
+        user_id=record["user_id"],
+        key_id=key_id,
+    )
+
+
+register_resolver(Scheme.ADMIN_KEY, resolve_admin_key)
+register_resolver(Scheme.API_KEY, resolve_api_key)
+
+
+def check_all_routes_declared(app: Quart) -> None:
+    """Raise `RuntimeError` naming any route whose view lacks an auth declaration."""
+    missing = []
+    for rule in app.url_map.iter_rules():
+        view = app.view_functions.get(rule.endpoint)
+        if view is None or rule.endpoint == "static" or rule.endpoint.startswith("_docs"):
+            continue
+        if not hasattr(view, ROUTE_RULE_ATTR) and rule.endpoint not in _SCHEMA_ENDPOINTS:
+            missing.append(f"{rule.rule} ({rule.endpoint})")
+    if missing:
+        raise RuntimeError("routes without an auth declaration: " + ", ".join(sorted(missing)))
+
+
+_SCHEMA_ENDPOINTS = {"openapi", "swagger_ui", "redoc_ui", "scalar_ui"}

@@ -1,0 +1,122 @@
+"""Every error leaves the service as JSON with a `detail` string.
+
+Handlers raise `ApiError(status, detail)`; validation errors (422) also carry `errors`, a list of
+`{"field", "message", "type"}`. Known runtime conditions map to clear statuses: a full actor mailbox is a
+503 with Retry-After, a stopping actor a 503, a storage outage a 503. Anything unexpected is logged with
+the request id and answered with a 500 whose detail carries that id (never a stack trace).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pydantic import ValidationError
+from quart import Quart, Response, jsonify
+from werkzeug.exceptions import HTTPException
+
+from agentgov.actors.runtime import ActorCrashed, ActorStopped, MailboxFull
+from agentgov.logs import fields, request_id_var
+from agentgov.storage.cache import CacheError
+from agentgov.storage.database import DatabaseError
+
+log = logging.getLogger("agentgov.http")
+
+_SHORT_DETAIL = {
+    400: "Bad request",
+    404: "Not found",
+    405: "Method not allowed",
+    413: "Request body too large",
+    415: "Unsupported media type",
+}
+
+
+class ApiError(Exception):
+    """An error answer: `status`, a human `detail`, optional extra JSON fields and headers."""
+
+    def __init__(
+        self,
+        status: int,
+        detail: str,
+        *,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.headers = headers or {}
+        self.extra = extra
+
+
+def not_found(what: str) -> ApiError:
+    return ApiError(404, f"{what} not found")
+
+
+def validation_error(err: ValidationError, where: str) -> ApiError:
+    """A 422 naming each wrong field and why."""
+    errors = []
+    for item in err.errors(include_url=False):
+        loc = ".".join(str(part) for part in item["loc"]) or where
+        errors.append({"field": loc, "message": item["msg"], "type": item["type"]})
+    summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+    return ApiError(422, f"Invalid {where}: {summary}", errors=errors)
+
+
+def error_response(status: int, detail: str, headers: dict[str, str] | None = None, **extra: Any) -> Response:
+    response = jsonify({"detail": detail, **extra})
+    response.status_code = status
+    for key, value in (headers or {}).items():
+        response.headers[key] = value
+    return response
+
+
+def install_error_handlers(app: Quart) -> None:
+    @app.errorhandler(ApiError)
+    async def _api_error(exc: ApiError) -> Response:
+        return error_response(exc.status, exc.detail, exc.headers, **exc.extra)
+
+    @app.errorhandler(HTTPException)
+    async def _http_error(exc: HTTPException) -> Response:
+        status = exc.code or 500
+        detail = _SHORT_DETAIL.get(status) or exc.description or exc.name
+        headers = {}
+        if status == 405 and exc.response is None:
+            allowed = getattr(exc, "valid_methods", None)
+            if allowed:
+                headers["Allow"] = ", ".join(allowed)
+        return error_response(status, detail, headers)
+
+    @app.errorhandler(MailboxFull)
+    async def _busy(exc: MailboxFull) -> Response:
+        return error_response(
+            503, f"Service busy: {exc}; retry shortly", {"Retry-After": "1"}
+        )
+
+    @app.errorhandler(ActorStopped)
+    async def _stopped(exc: ActorStopped) -> Response:
+        return error_response(503, f"Service unavailable: {exc} (shutting down or restarting)", {"Retry-After": "1"})
+
+    @app.errorhandler(ActorCrashed)
+    async def _crashed(exc: ActorCrashed) -> Response:
+        return _internal(exc)
+
+    @app.errorhandler(DatabaseError)
+    async def _database(exc: DatabaseError) -> Response:
+        log.error("database error", exc_info=exc)
+        return error_response(503, "Service unavailable: the database is not reachable", {"Retry-After": "5"})
+
+    @app.errorhandler(CacheError)
+    async def _cache(exc: CacheError) -> Response:
+        log.error("cache error", exc_info=exc)
+        return error_response(503, "Service unavailable: the cache is not reachable", {"Retry-After": "5"})
+
+    @app.errorhandler(Exception)
+    async def _unexpected(exc: Exception) -> Response:
+        return _internal(exc)
+
+
+def _internal(exc: BaseException) -> Response:
+    request_id = request_id_var.get()
+    log.error("unhandled error", exc_info=exc, extra=fields(error=type(exc).__name__))
+    return error_response(500, f"Internal error; quote request id {request_id} when reporting it")

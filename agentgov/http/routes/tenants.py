@@ -1,0 +1,78 @@
+"""Tenants: creation with the admin provisioning key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field, model_validator
+from quart_schema import document_response, tag
+
+from agentgov.http.auth import Scheme, authorize, services
+from agentgov.http.errors import ApiError
+from agentgov.http.schemas import Email, Name
+from agentgov.http.validation import json_body
+from agentgov.security import api_keys, passwords
+from agentgov.security.roles import Permission, Role
+from agentgov.storage.identity import Conflict, NewApiKey, NewUser
+
+from quart import Blueprint
+
+bp = Blueprint("tenants", __name__)
+
+
+class TenantCreate(BaseModel):
+    name: Name = Field(max_length=100)
+    admin_email: Email | None = None
+    admin_password: str | None = None
+
+    @model_validator(mode="after")
+    def _pair(self) -> TenantCreate:
+        if (self.admin_email is None) != (self.admin_password is None):
+            raise ValueError("admin_email and admin_password must be given together")
+        return self
+
+
+class TenantOut(BaseModel):
+    id: str
+    name: str
+    created_at: str
+
+
+class TenantCreated(TenantOut):
+    api_key: str = Field(description="The tenant's API key (Admin role). Shown once; store it now.")
+    admin_user_id: str | None = None
+
+
+@bp.post("/tenants")
+@authorize(Scheme.ADMIN_KEY, permission=Permission.TENANTS_CREATE, tenant_scoped=False)
+@tag(["tenants"])
+@json_body(TenantCreate)
+@document_response(TenantCreated, 201)
+async def create_tenant(data: TenantCreate) -> tuple[dict[str, Any], int]:
+    """Create a tenant (and optionally its first Admin user); returns its API key once."""
+    admin = None
+    if data.admin_email is not None and data.admin_password is not None:
+        try:
+            passwords.check_policy(data.admin_password, data.admin_email)
+        except passwords.WeakPassword as exc:
+            raise ApiError(
+                422, f"Invalid request body: admin_password: {exc}",
+                errors=[{"field": "admin_password", "message": str(exc), "type": "weak_password"}],
+            ) from None
+        admin = NewUser(
+            email=data.admin_email, role=Role.ADMIN.value, password_hash=await passwords.hash_password(data.admin_password)
+        )
+    key = api_keys.generate()
+    try:
+        tenant, user = await services().identity.create_tenant(
+            data.name,
+            NewApiKey(id=key.key_id, secret_hash=key.secret_hash, kind="tenant", name="tenant key", role=Role.ADMIN.value),
+            admin,
+        )
+    except Conflict as exc:
+        raise ApiError(409, str(exc)) from None
+    body = TenantCreated(
+        id=tenant.id, name=tenant.name, created_at=tenant.created_at, api_key=key.raw,
+        admin_user_id=user.id if user else None,
+    )
+    return body.model_dump(), 201

@@ -1,0 +1,46 @@
+"""Shared request/response building blocks."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Generic, TypeVar
+
+from pydantic import AfterValidator, BaseModel, Field
+
+T = TypeVar("T")
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+def _email(value: str) -> str:
+    value = value.strip()
+    if len(value) > 254 or not _EMAIL.match(value):
+        raise ValueError("not a valid email address")
+    return value
+
+
+def _not_blank(value: str) -> str:
+    value = value.strip()
+    if not value:
+        raise ValueError("must not be blank")
+    return value
+
+
+Email = Annotated[str, AfterValidator(_email)]
+Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_not_blank)]
+
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+
+
+class Page(BaseModel, Generic[T]):
+    """The pagination envelope of every list: the items, the total matching, and the window asked for."""
+
+    items: list[T]
+    total: int
+    limit: int
+    offset: int
+
+
+def page(items: list[Any], total: int, limit: int, offset: int) -> dict[str, Any]:
+    return {"items": items, "total": total, "limit": limit, "offset": offset}

@@ -1,0 +1,73 @@
+"""Request body and query-string parsing with pydantic models, documented in the OpenAPI schema.
+
+`@json_body(Model)` passes the parsed model as `data=`: a non-JSON content type is a 415, malformed JSON a
+400, a body that does not fit the model a 422 naming each field. `@query(Model)` passes `query=`: a
+query string that does not fit is a 422 naming each parameter. Both also register the model with
+quart-schema so `/openapi.json` and `/docs` show it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from quart import request
+from quart_schema import document_querystring, document_request
+
+from agentgov.http.errors import ApiError, validation_error
+
+M = TypeVar("M", bound=BaseModel)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+async def read_json() -> Any:
+    """The request body parsed as JSON. Raises `ApiError` 415 or 400."""
+    if request.mimetype != "application/json":
+        raise ApiError(415, "Content-Type must be application/json")
+    raw = await request.get_data(as_text=False)
+    if not raw:
+        raise ApiError(400, "Request body is empty; expected a JSON object")
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ApiError(400, f"Request body is not valid JSON: {exc}") from None
+
+
+def parse_model(model: type[M], data: Any, where: str = "request body") -> M:
+    """Validate `data` against `model`. Raises `ApiError` 422 naming the fields."""
+    if where == "request body" and not isinstance(data, dict):
+        raise ApiError(422, "Invalid request body: expected a JSON object", errors=[])
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(exc, where) from None
+
+
+def json_body(model: type[M]) -> Callable[[F], F]:
+    def decorator(func: F) -> F:
+        @functools.wraps(func)
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            data = parse_model(model, await read_json())
+            return await func(*args, data=data, **kwargs)
+
+        return document_request(model)(wrapper)  # type: ignore[return-value]
+
+    return decorator
+
+
+def query(model: type[M]) -> Callable[[F], F]:
+    def decorator(func: F) -> F:
+        @functools.wraps(func)
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            raw: dict[str, Any] = {}
+            for key in request.args:
+                values = request.args.getlist(key)
+                raw[key] = values if len(values) > 1 else values[0]
+            return await func(*args, query=parse_model(model, raw, "query parameters"), **kwargs)
+
+        return document_querystring(model)(wrapper)  # type: ignore[return-value]
+
+    return decorator

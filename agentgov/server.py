@@ -1,0 +1,85 @@
+"""The process lifetime: storage, then actors, then HTTP; shut down in reverse.
+
+`serve()` owns every long-lived resource in one trio nursery tree. When `shutdown` is set (run.py sets it
+on SIGINT/SIGTERM) hypercorn stops accepting connections and gives in-flight requests up to
+`graceful_timeout` seconds; then the actor system closes mailboxes and drains them; then the database
+and cache are closed. Cancelling `serve()` skips the graceful parts but still closes storage.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import trio
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio import serve as hypercorn_serve
+
+from agentgov.actors.runtime import ActorSystem
+from agentgov.config import Settings
+from agentgov.http.app import create_app
+from agentgov.logs import fields
+from agentgov.services import Services
+from agentgov.storage import open_cache, open_database
+
+log = logging.getLogger("agentgov.server")
+
+
+@dataclasses.dataclass(frozen=True)
+class Running:
+    """What `serve` reports once it is accepting requests."""
+
+    urls: list[str]
+    services: Services
+
+
+def hypercorn_config(settings: Settings) -> HypercornConfig:
+    config = HypercornConfig()
+    config.bind = [f"{settings.host}:{settings.port}"]
+    config.graceful_timeout = settings.graceful_timeout
+    config.accesslog = None
+    config.errorlog = logging.getLogger("hypercorn.error")
+    config.keep_alive_timeout = 30
+    return config
+
+
+async def serve(
+    settings: Settings,
+    shutdown: trio.Event,
+    *,
+    task_status: trio.TaskStatus[Running] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Run the service until `shutdown` is set. Raises `DatabaseError` if storage cannot be opened."""
+    cache = open_cache(settings.redis_url, settings.redis_prefix)
+    try:
+        db = await open_database(settings.effective_database_url, settings.db_pool_size)
+        try:
+            async with ActorSystem.open(
+                mailbox_capacity=settings.mailbox_capacity,
+                idle_timeout=settings.actor_idle_timeout,
+            ) as actors:
+                services = Services(settings=settings, db=db, cache=cache, actors=actors)
+                app = create_app(services)
+
+                async def shutdown_trigger() -> None:
+                    await shutdown.wait()
+                    services.shutting_down.set()
+                    log.info("shutting down: no longer accepting connections")
+
+                async with trio.open_nursery() as nursery:
+                    urls = await nursery.start(
+                        lambda task_status: hypercorn_serve(
+                            app, hypercorn_config(settings), shutdown_trigger=shutdown_trigger,
+                            task_status=task_status,
+                        )
+                    )
+                    log.info("serving", extra=fields(urls=",".join(urls), env=settings.env))
+                    task_status.started(Running(urls=urls, services=services))
+                log.info("http stopped; draining actors")
+        finally:
+            with trio.move_on_after(10, shield=True):
+                await db.close()
+    finally:
+        with trio.move_on_after(5, shield=True):
+            await cache.close()
+        log.info("stopped")

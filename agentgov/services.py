@@ -1,0 +1,33 @@
+"""The long-lived components a running service shares, built by `run.py` (or a test) and handed to the app."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import trio
+
+from agentgov.actors.runtime import ActorSystem
+from agentgov.config import Settings
+from agentgov.storage.cache import Cache
+from agentgov.storage.database import Database
+from agentgov.storage.identity import IdentityRepo
+
+
+@dataclasses.dataclass
+class Services:
+    settings: Settings
+    db: Database
+    cache: Cache
+    actors: ActorSystem
+    identity: IdentityRepo = dataclasses.field(init=False)
+    started_at: float = dataclasses.field(default_factory=time.time)
+    started_monotonic: float = dataclasses.field(default_factory=time.monotonic)
+    shutting_down: trio.Event = dataclasses.field(default_factory=trio.Event)
+
+    def __post_init__(self) -> None:
+        self.identity = IdentityRepo(self.db)
+
+    @property
+    def uptime_seconds(self) -> float:
+        return time.monotonic() - self.started_monotonic

@@ -1,0 +1,80 @@
+"""The database interface: transactions of portable SQL, run off the event loop.
+
+Repositories are written once against `Connection` with `:name` placeholders and portable types (TEXT
+ids and ISO-8601 UTC timestamps, INTEGER booleans, TEXT JSON); each backend (`SqliteDatabase`,
+`PostgresDatabase`) supplies connections, transactions and the few dialect differences. Every call runs in a
+worker thread under a `trio.CapacityLimiter`; cancelling the caller waits for the statement to finish
+(the thread is not abandoned), so a write is either committed or rolled back, never left half-done.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+Row = dict[str, Any]
+
+
+class DatabaseError(Exception):
+    """The database could not be reached or the statement failed for a reason outside the caller's input."""
+
+
+class IntegrityError(DatabaseError):
+    """A uniqueness or foreign-key constraint was violated."""
+
+
+class Connection(abc.ABC):
+    """One connection inside one transaction. Not shared between threads or transactions."""
+
+    dialect: str
+
+    @abc.abstractmethod
+    def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> int:
+        """Run a statement; return the number of affected rows. Raises `IntegrityError` on a constraint."""
+
+    @abc.abstractmethod
+    def executemany(self, sql: str, params: Sequence[Mapping[str, Any]]) -> None:
+        """Run one statement for each parameter set."""
+
+    @abc.abstractmethod
+    def fetchall(self, sql: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        """Rows as dicts keyed by column name."""
+
+    def fetchone(self, sql: str, params: Mapping[str, Any] | None = None) -> Row | None:
+        rows = self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+    def scalar(self, sql: str, params: Mapping[str, Any] | None = None) -> Any:
+        row = self.fetchone(sql, params)
+        return None if row is None else next(iter(row.values()))
+
+
+class Database(abc.ABC):
+    """A pool of connections to one database."""
+
+    dialect: str
+
+    @abc.abstractmethod
+    async def read(self, fn: Callable[[Connection], T]) -> T:
+        """Run `fn(conn)` in a read transaction and return its result."""
+
+    @abc.abstractmethod
+    async def write(self, fn: Callable[[Connection], T]) -> T:
+        """Run `fn(conn)` in a write transaction, committed (durably) before this returns.
+
+        If `fn` raises, the transaction is rolled back and the exception propagates.
+        """
+
+    @abc.abstractmethod
+    async def ping(self) -> None:
+        """Raise `DatabaseError` unless the database answers a trivial query."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Close every connection. Further calls raise `DatabaseError`."""
+
+    @abc.abstractmethod
+    def type_names(self) -> Mapping[str, str]:
+        """Dialect type names used by migrations: `blob`, `bigint`, `real`."""
