@@ -69,7 +69,9 @@ async def serve(
                 async with trio.open_nursery() as nursery:
                     urls = await nursery.start(
                         lambda task_status: hypercorn_serve(
-                            app, hypercorn_config(settings), shutdown_trigger=shutdown_trigger,
+                            app,
+                            hypercorn_config(settings),
+                            shutdown_trigger=shutdown_trigger,
                             task_status=task_status,
                         )
                     )

@@ -31,7 +31,7 @@ import logging
 import math
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any, Generic, TypeVar
 
 import trio
@@ -109,7 +109,7 @@ class Actor(Generic[M]):
     `max_batch` bounds how many queued messages are passed to one `handle_batch` call.
     """
 
-    max_batch: int = 64
+    max_batch: int = 1
 
     async def on_start(self, ctx: ActorContext) -> None:
         """Load state. An exception here is a crash."""
@@ -227,10 +227,8 @@ def _reply(envelope: _Envelope, outcome: Outcome) -> None:
     """Send the outcome; a caller that left (closed its end) is not an error."""
     if envelope.reply is None:
         return
-    try:
+    with suppress(trio.BrokenResourceError, trio.ClosedResourceError, trio.WouldBlock):
         envelope.reply.send_nowait(outcome)
-    except (trio.BrokenResourceError, trio.ClosedResourceError, trio.WouldBlock):
-        pass
     envelope.reply.close()
 
 
@@ -269,7 +267,9 @@ class ActorSystem:
                     await system.stop()
                 nursery.cancel_scope.cancel()
 
-    def spawn(self, name: str, factory: Callable[[], Actor[M]], *, capacity: int | None = None) -> ActorRef[M]:
+    def spawn(
+        self, name: str, factory: Callable[[], Actor[M]], *, capacity: int | None = None
+    ) -> ActorRef[M]:
         """Start a long-lived actor. Raises `ValueError` if the name is taken, `ActorStopped` if stopping."""
         if name in self._cells:
             raise ValueError(f"an actor named {name!r} already exists")
@@ -305,7 +305,9 @@ class ActorSystem:
         for cell in cells:
             cell.answer_pending()
 
-    def _start(self, name: str, factory: Callable[[], Actor[Any]], capacity: int | None, idle: float) -> _Cell:
+    def _start(
+        self, name: str, factory: Callable[[], Actor[Any]], capacity: int | None, idle: float
+    ) -> _Cell:
         if self._stopping:
             raise ActorStopped(name)
         cell = _Cell(name, factory, capacity or self.mailbox_capacity, idle)
@@ -386,7 +388,9 @@ class ActorSystem:
         try:
             outcomes = await actor.handle_batch([e.message for e in batch])
             if len(outcomes) != len(batch):
-                raise RuntimeError(f"handle_batch returned {len(outcomes)} outcomes for {len(batch)} messages")
+                raise RuntimeError(
+                    f"handle_batch returned {len(outcomes)} outcomes for {len(batch)} messages"
+                )
         except trio.Cancelled:
             for envelope in batch:
                 _reply(envelope, Failure(ActorStopped(cell.name)))

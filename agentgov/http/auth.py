@@ -59,12 +59,12 @@ def register_resolver(scheme: Scheme, resolver: Resolver) -> None:
 
 
 def services() -> Services:
-    return current_app.extensions["agentgov"]  # type: ignore[no-any-return]
+    return current_app.extensions["agentgov"]
 
 
 def principal() -> Principal:
     """The authenticated principal of the current request (only inside an authorised view)."""
-    return g.principal  # type: ignore[no-any-return]
+    return g.principal
 
 
 def tenant_id() -> str:
@@ -80,7 +80,9 @@ def public(func: F) -> F:
     return func
 
 
-def authorize(*schemes: Scheme, permission: Permission | None, tenant_scoped: bool = True) -> Callable[[F], F]:
+def authorize(
+    *schemes: Scheme, permission: Permission | None, tenant_scoped: bool = True
+) -> Callable[[F], F]:
     """Declare and enforce how a view authenticates and which permission it needs.
 
     `tenant_scoped` views require a principal bound to a tenant (403 otherwise).
@@ -95,11 +97,14 @@ def authorize(*schemes: Scheme, permission: Permission | None, tenant_scoped: bo
             who = await authenticate(rule.schemes)
             if rule.permission is not None and not who.can(rule.permission):
                 raise ApiError(
-                    403, f"Forbidden: {rule.permission.value} requires a role of at least "
-                    f"{_minimum(rule.permission).value} (you are {who.role.value})"
+                    403,
+                    f"Forbidden: {rule.permission.value} requires a role of at least "
+                    f"{_minimum(rule.permission).value} (you are {who.role.value})",
                 )
             if rule.tenant_scoped and who.tenant_id is None:
-                raise ApiError(403, "This route acts on a tenant; authenticate with a tenant or user credential")
+                raise ApiError(
+                    403, "This route acts on a tenant; authenticate with a tenant or user credential"
+                )
             g.principal = who
             return await func(*args, **kwargs)
 

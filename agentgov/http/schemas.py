@@ -27,7 +27,14 @@ def _not_blank(value: str) -> str:
 
 
 Email = Annotated[str, AfterValidator(_email)]
-Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_not_blank)]
+
+
+def bounded_name(max_length: int) -> Any:
+    """A required, non-blank, stripped string of at most `max_length` characters."""
+    return Annotated[str, Field(min_length=1, max_length=max_length), AfterValidator(_not_blank)]
+
+
+Name = bounded_name(200)
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200

@@ -55,9 +55,7 @@ class PolicyAnnotations:
     requires_approval: bool = False
 
 
-def parse_annotations(
-    raw: Mapping[str, str], effect: Effect
-) -> tuple[PolicyAnnotations, list[str]]:
+def parse_annotations(raw: Mapping[str, str], effect: Effect) -> tuple[PolicyAnnotations, list[str]]:
     """Validate the annotations of one policy.
 
     Returns the parsed metadata (invalid values are left at their defaults) and a list of problem messages,
@@ -73,7 +71,7 @@ def parse_annotations(
         policy_id = None
 
     reason = raw.get("reason")
-    if reason is not None and not (0 < len(reason.strip()) and len(reason) <= MAX_REASON_CHARS):
+    if reason is not None and not (len(reason.strip()) > 0 and len(reason) <= MAX_REASON_CHARS):
         problems.append(f"@reason must be 1..{MAX_REASON_CHARS} characters of text")
         reason = None
 
@@ -89,7 +87,8 @@ def parse_annotations(
             problems.append(f'@requires_approval must be "true" or "false", got {approval_raw!r}')
         elif approval_raw == "true" and effect == "forbid":
             problems.append(
-                '@requires_approval("true") is only allowed on permit policies; a forbid is always a hard deny'
+                '@requires_approval("true") is only allowed on permit policies; '
+                "a forbid is always a hard deny"
             )
         else:
             requires_approval = approval_raw == "true"

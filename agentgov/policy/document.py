@@ -102,11 +102,20 @@ _POLICY_PREFIX = re.compile(r"^for policy `[^`]*`, ")
 _FOR_ACTION = re.compile(r' for Action::"(?:[^"\\]|\\.)*"')
 
 
+_OPTIONAL_ATTR = re.compile(
+    r"optional attribute `(?P<attr>[^`]+)` (?P<where>in context|on entity type `Agent`)"
+)
+_UNDECLARED_CONTEXT = re.compile(r"^attribute `(?P<attr>[^`]+)` in context not found$")
+
+
 def _clean_type_error(message: str) -> str:
     """Drop Cedar's internal policy id and per-action repetition from a validator message; add a hint."""
     message = _FOR_ACTION.sub("", _POLICY_PREFIX.sub("", message))
-    if "unable to guarantee safety of access to optional attribute" in message:
-        message += " (guard it with `has`, e.g. `context has consent && context.consent == true`)"
+    m = _OPTIONAL_ATTR.search(message)
+    if m:
+        var = "context" if m.group("where") == "in context" else "principal"
+        attr = m.group("attr")
+        message += f" (guard it with `has`: `{var} has {attr} && {var}.{attr} ...`)"
     return message
 
 
@@ -209,15 +218,18 @@ def validate_document(doc: PolicyDocument) -> ValidatedDocument:
     result = cedarpy.validate_policies(doc.cedar, schema_for_actions(actions))
     seen_messages: set[tuple[int | None, str]] = set()
     for error in result.errors:
-        position = _position(error.policy_id) if error.policy_id else None
+        pos = _position(error.policy_id) if error.policy_id else None
         message = _clean_type_error(error.error)
-        if (position, message) in seen_messages:
+        undeclared = _UNDECLARED_CONTEXT.match(message)
+        if undeclared and undeclared.group("attr") not in CONTEXT_BY_NAME:
+            continue  # already reported by _check_policy, with the list of declared attributes
+        if (pos, message) in seen_messages:
             continue
-        seen_messages.add((position, message))
-        info = by_position.get(position) if position is not None else None
-        problems.append(Problem("type", message, position, info.policy_id if info else None))
+        seen_messages.add((pos, message))
+        owner = by_position.get(pos) if pos is not None else None
+        problems.append(Problem("type", message, pos, owner.policy_id if owner else None))
 
     if problems:
-        problems.sort(key=lambda p: (p.position or 0))
+        problems.sort(key=lambda p: p.position or 0)
         raise PolicyValidationError(doc.name, problems)
     return ValidatedDocument(doc, tuple(infos))

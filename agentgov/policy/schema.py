@@ -22,8 +22,8 @@ Entities
 ``Resource`` (its entity id is the resource string of the check request)
 
     ``id: String`` (the same string, so ``resource.id like "s3://prod-*"`` works) and ``kind: String``, the
-    scheme-like prefix before the first ``:`` (``"https://x"`` -> ``"https"``, ``"table:users"`` -> ``"table"``,
-    ``"/etc/passwd"`` -> ``""``).
+    scheme-like prefix before the first ``:`` (``"https://x"`` -> ``"https"``,
+    ``"table:users"`` -> ``"table"``, ``"/etc/passwd"`` -> ``""``).
 
 Actions
 -------
@@ -42,13 +42,14 @@ may carry any action name. There is no action hierarchy: use ``like`` on ``conte
 
 Context
 -------
-Cedar schemas cannot declare open records (cedarpy rejects ``additionalAttributes``). The request context is
-therefore a *closed vocabulary*, :data:`CONTEXT_ATTRIBUTES`: three attributes the server always sets
-(``action``, ``hour``, ``weekday``) and optional client attributes (``consent``, ``amount``, ...) that policies
-must guard with ``has`` -- ``context has consent && context.consent == true``. The client may send any other
-keys too (the API context is free-form); they are kept out of Cedar evaluation (no policy can read them) but
-remain visible to the risk function. A policy that reads an undeclared context attribute is rejected on write
-(see :mod:`agentgov.policy.document`).
+Cedar schemas cannot declare open records (cedarpy rejects ``additionalAttributes``), so the request context
+is a *closed vocabulary*, :data:`CONTEXT_ATTRIBUTES`: three attributes the server always sets (``action``,
+``hour``, ``weekday``) and optional, typed client attributes (``consent``, ``amount``, ...) that policies must
+guard with ``has``: ``context has consent && context.consent == true``. The API context stays free-form: a
+client may send any other keys, but they are left out of evaluation (no stored policy can read them) and the
+declared ones are type-checked per request. A policy that reads an undeclared context attribute is rejected on
+write (see :mod:`agentgov.policy.document`); extending the vocabulary is one row in
+:data:`CONTEXT_ATTRIBUTES`.
 """
 
 from __future__ import annotations
@@ -87,19 +88,23 @@ class ContextAttribute:
 
 
 CONTEXT_ATTRIBUTES: tuple[ContextAttribute, ...] = (
-    ContextAttribute("action", "String", "the requested action name, e.g. \"sql.query\"", server=True),
+    ContextAttribute("action", "String", 'the requested action name, e.g. "sql.query"', server=True),
     ContextAttribute("hour", "Long", "hour of day 0..23 of the evaluation time (tenant clock)", server=True),
-    ContextAttribute("weekday", "Long", "ISO weekday of the evaluation time: 1 = Monday .. 7 = Sunday", server=True),
+    ContextAttribute(
+        "weekday", "Long", "ISO weekday of the evaluation time: 1 = Monday .. 7 = Sunday", server=True
+    ),
     ContextAttribute("consent", "Bool", "the data subject consented to this use of their data"),
     ContextAttribute("pii", "Bool", "the action touches personally identifiable information"),
-    ContextAttribute("amount", "Long", "monetary amount as an integer (e.g. in cents); fractions are rejected"),
+    ContextAttribute(
+        "amount", "Long", "monetary amount as an integer (e.g. in cents); fractions are rejected"
+    ),
     ContextAttribute("currency", "String", "ISO 4217 currency code of amount"),
     ContextAttribute("record_count", "Long", "number of records read, exported or changed"),
     ContextAttribute("command", "String", "shell command line of a shell action"),
     ContextAttribute("query", "String", "SQL statement of a database action"),
-    ContextAttribute("environment", "String", "target environment, e.g. \"production\""),
+    ContextAttribute("environment", "String", 'target environment, e.g. "production"'),
     ContextAttribute("data_classification", "String", "public, internal, confidential or restricted"),
-    ContextAttribute("network_zone", "String", "\"internal\" or \"external\" destination network"),
+    ContextAttribute("network_zone", "String", '"internal" or "external" destination network'),
     ContextAttribute("labels", "Set<String>", "free-form tags supplied by the client"),
 )
 CONTEXT_BY_NAME: dict[str, ContextAttribute] = {a.name: a for a in CONTEXT_ATTRIBUTES}
@@ -115,9 +120,7 @@ _JSON_TYPES: dict[CedarType, dict[str, Any]] = {
 def _context_type() -> dict[str, Any]:
     return {
         "type": "Record",
-        "attributes": {
-            a.name: {**_JSON_TYPES[a.type], "required": a.server} for a in CONTEXT_ATTRIBUTES
-        },
+        "attributes": {a.name: {**_JSON_TYPES[a.type], "required": a.server} for a in CONTEXT_ATTRIBUTES},
     }
 
 

@@ -115,7 +115,9 @@ class IdentityRepo:
         return await self.db.write(run)
 
     async def get_tenant(self, tenant_id: str) -> Tenant | None:
-        row = await self.db.read(lambda c: c.fetchone("SELECT * FROM tenants WHERE id = :id", {"id": tenant_id}))
+        row = await self.db.read(
+            lambda c: c.fetchone("SELECT * FROM tenants WHERE id = :id", {"id": tenant_id})
+        )
         return None if row is None else Tenant.from_row(row)
 
     async def list_tenants(self, limit: int, offset: int) -> tuple[list[Tenant], int]:
@@ -132,12 +134,15 @@ class IdentityRepo:
     async def update_tenant_settings(self, tenant_id: str, settings: dict[str, object]) -> None:
         await self.db.write(
             lambda c: c.execute(
-                "UPDATE tenants SET settings = :s WHERE id = :id", {"s": json.dumps(settings), "id": tenant_id}
+                "UPDATE tenants SET settings = :s WHERE id = :id",
+                {"s": json.dumps(settings), "id": tenant_id},
             )
         )
 
     async def get_api_key(self, key_id: str) -> ApiKey | None:
-        row = await self.db.read(lambda c: c.fetchone("SELECT * FROM api_keys WHERE id = :id", {"id": key_id}))
+        row = await self.db.read(
+            lambda c: c.fetchone("SELECT * FROM api_keys WHERE id = :id", {"id": key_id})
+        )
         return None if row is None else ApiKey.from_row(row)
 
     async def create_api_key(self, tenant_id: str, new: NewApiKey) -> ApiKey:
@@ -145,7 +150,9 @@ class IdentityRepo:
 
     async def touch_api_key(self, key_id: str) -> None:
         await self.db.write(
-            lambda c: c.execute("UPDATE api_keys SET last_used_at = :t WHERE id = :id", {"t": now_iso(), "id": key_id})
+            lambda c: c.execute(
+                "UPDATE api_keys SET last_used_at = :t WHERE id = :id", {"t": now_iso(), "id": key_id}
+            )
         )
 
     async def create_user(self, tenant_id: str, new: NewUser) -> User:

@@ -3,12 +3,15 @@
 `apply_migrations` is idempotent and safe to run twice or from several processes at once: it runs in one
 write transaction (SQLite: BEGIN IMMEDIATE; PostgreSQL: under a transaction-scoped advisory lock) and skips
 versions already recorded in `schema_migrations`. Migrations are append-only: never edit a released one,
-add a new version. `{blob}`, `{bigint}` and `{real}` in the SQL are replaced by the dialect's type names.
+add a new module `agentgov/storage/schema/m<NNNN>_<name>.py`
+defining `MIGRATION`. `{blob}`, `{bigint}` and `{real}` in the SQL become the dialect's type names.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import pkgutil
 
 from agentgov.storage.database import Connection, Database
 from agentgov.timeutil import now_iso
@@ -23,51 +26,16 @@ class Migration:
     statements: tuple[str, ...]
 
 
-MIGRATIONS: tuple[Migration, ...] = (
-    Migration(
-        1,
-        "tenants, users and api keys",
-        (
-            """CREATE TABLE tenants (
-                id TEXT PRIMARY KEY,
-                name TEXT NOT NULL,
-                name_key TEXT NOT NULL UNIQUE,
-                settings TEXT NOT NULL DEFAULT '{}',
-                created_at TEXT NOT NULL
-            )""",
-            """CREATE TABLE users (
-                id TEXT PRIMARY KEY,
-                tenant_id TEXT NOT NULL,
-                email TEXT NOT NULL,
-                email_key TEXT NOT NULL,
-                full_name TEXT NOT NULL DEFAULT '',
-                password_hash TEXT,
-                role TEXT NOT NULL,
-                is_active INTEGER NOT NULL DEFAULT 1,
-                created_at TEXT NOT NULL,
-                updated_at TEXT NOT NULL,
-                last_login_at TEXT,
-                UNIQUE (tenant_id, email_key)
-            )""",
-            "CREATE INDEX users_email_key ON users (email_key)",
-            """CREATE TABLE api_keys (
-                id TEXT PRIMARY KEY,
-                tenant_id TEXT NOT NULL,
-                user_id TEXT,
-                kind TEXT NOT NULL,
-                name TEXT NOT NULL,
-                role TEXT NOT NULL,
-                secret_hash TEXT NOT NULL,
-                created_at TEXT NOT NULL,
-                last_used_at TEXT,
-                expires_at TEXT,
-                revoked_at TEXT
-            )""",
-            "CREATE INDEX api_keys_tenant ON api_keys (tenant_id)",
-            "CREATE INDEX api_keys_user ON api_keys (user_id)",
-        ),
-    ),
-)
+def _discover() -> tuple[Migration, ...]:
+    """Every `agentgov/storage/schema/m<version>_<name>.py` module's `MIGRATION`, in version order."""
+    from agentgov.storage import schema
+
+    found = []
+    for info in pkgutil.iter_modules(schema.__path__):
+        if info.name.startswith("m") and info.name[1:5].isdigit():
+            module = importlib.import_module(f"{schema.__name__}.{info.name}")
+            found.append(module.MIGRATION)
+    return tuple(sorted(found, key=lambda m: m.version))
 
 
 def _with_types(statement: str, types: dict[str, str]) -> str:
@@ -98,8 +66,10 @@ def _apply(conn: Connection, migrations: tuple[Migration, ...], types: dict[str,
     return applied
 
 
-async def apply_migrations(db: Database, migrations: tuple[Migration, ...] = MIGRATIONS) -> list[int]:
+async def apply_migrations(db: Database, migrations: tuple[Migration, ...] | None = None) -> list[int]:
     """Apply the pending migrations in order; return the versions applied now (empty if up to date)."""
+    if migrations is None:
+        migrations = all_migrations()
     versions = [m.version for m in migrations]
     if versions != sorted(set(versions)):
         raise ValueError("migration versions must be unique and increasing")
@@ -109,4 +79,10 @@ async def apply_migrations(db: Database, migrations: tuple[Migration, ...] = MIG
 
 async def schema_version(db: Database) -> int:
     """The highest applied migration version (0 if none)."""
-    return int(await db.read(lambda conn: conn.scalar("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")))
+    return int(
+        await db.read(lambda conn: conn.scalar("SELECT COALESCE(MAX(version), 0) FROM schema_migrations"))
+    )
+
+
+def all_migrations() -> tuple[Migration, ...]:
+    return _discover()

@@ -11,7 +11,7 @@ from quart_schema import document_response, tag
 
 from agentgov import __version__
 from agentgov.http.auth import Scheme, authorize, principal, public, services
-from agentgov.policy_canary import canary_ok
+from agentgov.policy import canary_ok
 from agentgov.security.roles import Permission
 
 root = Blueprint("root", __name__)

@@ -5,23 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
+from quart import Blueprint
 from quart_schema import document_response, tag
 
 from agentgov.http.auth import Scheme, authorize, services
 from agentgov.http.errors import ApiError
-from agentgov.http.schemas import Email, Name
+from agentgov.http.schemas import Email, bounded_name
 from agentgov.http.validation import json_body
 from agentgov.security import api_keys, passwords
 from agentgov.security.roles import Permission, Role
 from agentgov.storage.identity import Conflict, NewApiKey, NewUser
 
-from quart import Blueprint
-
 bp = Blueprint("tenants", __name__)
 
 
 class TenantCreate(BaseModel):
-    name: Name = Field(max_length=100)
+    name: bounded_name(100)  # type: ignore[valid-type]
     admin_email: Email | None = None
     admin_password: str | None = None
 
@@ -56,23 +55,35 @@ async def create_tenant(data: TenantCreate) -> tuple[dict[str, Any], int]:
             passwords.check_policy(data.admin_password, data.admin_email)
         except passwords.WeakPassword as exc:
             raise ApiError(
-                422, f"Invalid request body: admin_password: {exc}",
+                422,
+                f"Invalid request body: admin_password: {exc}",
                 errors=[{"field": "admin_password", "message": str(exc), "type": "weak_password"}],
             ) from None
         admin = NewUser(
-            email=data.admin_email, role=Role.ADMIN.value, password_hash=await passwords.hash_password(data.admin_password)
+            email=data.admin_email,
+            role=Role.ADMIN.value,
+            password_hash=await passwords.hash_password(data.admin_password),
         )
     key = api_keys.generate()
     try:
         tenant, user = await services().identity.create_tenant(
             data.name,
-            NewApiKey(id=key.key_id, secret_hash=key.secret_hash, kind="tenant", name="tenant key", role=Role.ADMIN.value),
+            NewApiKey(
+                id=key.key_id,
+                secret_hash=key.secret_hash,
+                kind="tenant",
+                name="tenant key",
+                role=Role.ADMIN.value,
+            ),
             admin,
         )
     except Conflict as exc:
         raise ApiError(409, str(exc)) from None
     body = TenantCreated(
-        id=tenant.id, name=tenant.name, created_at=tenant.created_at, api_key=key.raw,
+        id=tenant.id,
+        name=tenant.name,
+        created_at=tenant.created_at,
+        api_key=key.raw,
         admin_user_id=user.id if user else None,
     )
     return body.model_dump(), 201

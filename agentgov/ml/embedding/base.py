@@ -179,7 +179,8 @@ def top_k(
         raise ValueError("query must be finite (no NaN or inf)")
     if qnorm > 0:
         q = q / qnorm
-    scores = m @ q
+    with np.errstate(invalid="ignore", over="ignore"):  # a non-finite matrix is reported just below
+        scores = m @ q
     if not np.isfinite(scores).all():
         raise ValueError("matrix must be finite (no NaN or inf)")
     kk = min(k, n)

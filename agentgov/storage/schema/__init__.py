@@ -1,0 +1,1 @@
+"""One module per migration: `m<NNNN>_<name>.py` defining `MIGRATION` (see `storage.migrations`)."""

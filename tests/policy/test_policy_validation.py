@@ -1,0 +1,219 @@
+"""Validation of policy documents on write: syntax, types, annotations, document rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentgov.policy import (
+    PolicyDocument,
+    PolicyValidationError,
+    compile_policy_set,
+    validate_document,
+)
+
+
+def _problems(cedar: str, name: str = "doc") -> PolicyValidationError:
+    with pytest.raises(PolicyValidationError) as info:
+        validate_document(PolicyDocument(name, cedar))
+    return info.value
+
+
+def test_multiple_policies_per_document_are_parsed_in_order() -> None:
+    validated = validate_document(
+        PolicyDocument(
+            "baseline",
+            """
+            @id("allow-active") @reason("active agents may act") @severity("low")
+            permit (principal, action, resource) when { principal.status == "active" };
+
+            forbid (principal, action == Action::"payments.transfer", resource)
+            when { context has amount && context.amount > 100 };
+
+            @id("approve-export") @requires_approval("true")
+            permit (principal, action in [Action::"crm.export", Action::"erp.export"], resource);
+            """,
+        )
+    )
+    infos = validated.policies
+    assert [p.position for p in infos] == [1, 2, 3]
+    assert [p.ref for p in infos] == ["allow-active", "baseline#2", "approve-export"]
+    assert [p.effect for p in infos] == ["permit", "forbid", "permit"]
+    assert infos[0].reason == "active agents may act" and infos[0].severity == "low"
+    assert infos[2].requires_approval and not infos[0].requires_approval
+
+
+def test_syntax_error_names_document() -> None:
+    err = _problems("permit (principal, action, resource) when { principal.name == ", name="broken")
+    assert str(err).startswith("invalid policy document 'broken': syntax error: ")
+    assert [p.kind for p in err.problems] == ["syntax"]
+    assert isinstance(err, ValueError)
+
+
+def test_type_error_string_compared_to_long_names_policy_by_id_and_position() -> None:
+    err = _problems(
+        """
+        @id("ok") permit (principal, action, resource);
+        @id("cmp") forbid (principal, action, resource) when { principal.name > 3 };
+        """
+    )
+    (problem,) = err.problems
+    assert problem.kind == "type"
+    assert problem.position == 2 and problem.policy_id == "cmp"
+    assert "policy 'cmp' (#2): type error:" in str(err)
+    assert "Long" in problem.message and "String" in problem.message
+
+
+def test_unknown_entity_attribute_is_a_type_error() -> None:
+    err = _problems('permit (principal, action, resource) when { principal.department == "it" };')
+    (problem,) = err.problems
+    assert problem.kind == "type" and problem.position == 1 and problem.policy_id is None
+    assert "`department`" in problem.message
+    assert "policy #1: type error" in str(err)
+
+
+def test_unknown_entity_type_is_a_type_error() -> None:
+    err = _problems('permit (principal == User::"alice", action, resource);')
+    assert "User" in str(err)
+
+
+def test_undeclared_context_attribute_is_rejected_even_behind_has() -> None:
+    # Cedar's validator alone accepts this (the closed context record makes it always false).
+    err = _problems(
+        'permit (principal, action, resource) when { context has tenant && context.tenant == "x" };'
+    )
+    (problem,) = err.problems
+    assert "context attribute `tenant` is not declared" in problem.message
+    assert "consent" in problem.message  # lists the declared vocabulary
+
+
+def test_unguarded_optional_context_attribute_gets_a_has_hint() -> None:
+    err = _problems("permit (principal, action, resource) when { context.consent == true };")
+    assert "`context has consent && context.consent ...`" in str(err)
+    validate_document(
+        PolicyDocument(
+            "ok",
+            "permit (principal, action, resource) when { context has consent && context.consent == true };",
+        )
+    )
+
+
+def test_unguarded_optional_risk_score_gets_a_has_hint() -> None:
+    err = _problems("forbid (principal, action, resource) when { principal.risk_score >= 8000 };")
+    assert "`principal has risk_score && principal.risk_score ...`" in str(err)
+
+
+def test_decimal_risk_comparison_is_rejected_because_risk_is_basis_points() -> None:
+    err = _problems(
+        "forbid (principal, action, resource)\n"
+        'when { principal has risk_score && principal.risk_score > decimal("0.8") };'
+    )
+    assert err.problems[0].kind == "type"
+
+
+def test_arbitrary_action_literals_type_check() -> None:
+    validate_document(
+        PolicyDocument(
+            "actions",
+            """
+            forbid (principal, action == Action::"payments.transfer", resource);
+            forbid (principal, action, resource)
+            when { action == Action::"shell.exec" || context.action like "sql.*" };
+            forbid (principal, action in [Action::"a", Action::"we \\"quoted\\" one"], resource);
+            """,
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("annotations", "fragment"),
+    [
+        ('@severity("urgent")', "@severity must be one of low, medium, high, critical, got 'urgent'"),
+        ('@severity("HIGH")', "@severity must be one of"),
+        ('@requires_approval("yes")', '@requires_approval must be "true" or "false"'),
+        ('@id("has space")', "@id must be"),
+        ('@id("")', "@id must be"),
+        ('@reason("   ")', "@reason must be"),
+    ],
+)
+def test_bad_annotation_values(annotations: str, fragment: str) -> None:
+    err = _problems(
+        '@id("first") permit (principal, action, resource);\n'
+        f"{annotations} permit (principal, action, resource);"
+    )
+    (problem,) = err.problems
+    assert problem.kind == "annotation" and problem.position == 2
+    assert fragment in problem.message
+    assert "invalid annotation" in str(err)
+
+
+def test_requires_approval_true_on_forbid_is_rejected() -> None:
+    err = _problems('@id("f") @requires_approval("true") forbid (principal, action, resource);')
+    assert "only allowed on permit policies" in str(err)
+    validate_document(
+        PolicyDocument("ok", '@requires_approval("false") forbid (principal, action, resource);')
+    )
+
+
+def test_other_annotations_are_allowed() -> None:
+    validate_document(
+        PolicyDocument("ok", '@owner("secops") @description("x") permit (principal, action, resource);')
+    )
+
+
+def test_duplicate_id_within_document() -> None:
+    err = _problems(
+        '@id("a") permit (principal, action, resource);\n@id("a") forbid (principal, action, resource);'
+    )
+    (problem,) = err.problems
+    assert problem.position == 2 and "already used by policy #1" in problem.message
+
+
+def test_all_problems_are_reported_together() -> None:
+    err = _problems(
+        """
+        @severity("urgent") permit (principal, action, resource);
+        @id("t") forbid (principal, action, resource) when { principal.name > 1 };
+        """
+    )
+    assert [(p.position, p.kind) for p in err.problems] == [(1, "annotation"), (2, "type")]
+    assert str(err).count(";") >= 1
+
+
+@pytest.mark.parametrize("cedar", ["", "   ", "// only a comment"])
+def test_document_without_policies_is_rejected(cedar: str) -> None:
+    err = _problems(cedar)
+    assert "contains no policy" in str(err)
+
+
+def test_template_slots_are_unsupported() -> None:
+    err = _problems("permit (principal == ?principal, action, resource);")
+    assert err.problems[0].kind == "unsupported"
+
+
+def test_empty_name_is_rejected() -> None:
+    with pytest.raises(PolicyValidationError, match="name must not be empty"):
+        validate_document(PolicyDocument(" ", "permit (principal, action, resource);"))
+
+
+def test_from_mapping_checks_field_types() -> None:
+    doc = PolicyDocument.from_mapping({"name": "n", "cedar": "permit (principal, action, resource);"})
+    assert doc.is_active and doc.description is None
+    with pytest.raises(PolicyValidationError) as info:
+        PolicyDocument.from_mapping({"name": "n", "cedar": 3, "is_active": "yes"})
+    assert [p.kind for p in info.value.problems] == ["document", "document"]
+    assert info.value.problems[0].to_dict()["kind"] == "document"
+
+
+def test_compile_rejects_an_id_used_by_two_active_documents() -> None:
+    a = PolicyDocument("a", '@id("same") permit (principal, action, resource);')
+    b = PolicyDocument("b", '@id("same") forbid (principal, action, resource);')
+    with pytest.raises(PolicyValidationError, match="already used in policy document 'a'") as info:
+        compile_policy_set([a, b])
+    assert info.value.document == "b"
+    inactive_b = PolicyDocument("b", b.cedar, is_active=False)
+    assert len(compile_policy_set([a, inactive_b])) == 1
+
+
+def test_compile_validates_documents() -> None:
+    with pytest.raises(PolicyValidationError, match="invalid policy document 'bad'"):
+        compile_policy_set([PolicyDocument("bad", "permit (principal, action, resource) when { 1 };")])
