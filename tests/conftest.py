@@ -50,3 +50,25 @@ async def tenant(client) -> dict:
     response = await client.post("/api/v1/tenants", json={"name": "Acme"}, headers={"X-Admin-Key": ADMIN_KEY})
     assert response.status_code == 201, await response.get_data(as_text=True)
     return await response.get_json()
+
+
+@pytest.fixture
+async def role_keys(app: QuartTrio, tenant: dict) -> dict[str, str]:
+    """An API key of the tenant for every tenant role: {"Developer": key, "Security Analyst": key, "Admin": key}."""
+    from tests.support.app import api_key_with_role
+
+    svc = app.extensions["agentgov"]
+    return {
+        role: await api_key_with_role(svc, tenant["id"], role)
+        for role in ("Developer", "Security Analyst", "Admin")
+    }
+
+
+@pytest.fixture
+async def other_tenant(client) -> dict:
+    """A second tenant, for cross-tenant access tests."""
+    response = await client.post(
+        "/api/v1/tenants", json={"name": "Other Corp"}, headers={"X-Admin-Key": ADMIN_KEY}
+    )
+    assert response.status_code == 201
+    return await response.get_json()

@@ -61,3 +61,15 @@ async def live_server(settings: Settings) -> AsyncIterator[tuple[httpx.AsyncClie
         async with httpx.AsyncClient(base_url=running.urls[0], timeout=30) as client:
             yield client, running
         shutdown.set()
+
+
+async def api_key_with_role(services: Services, tenant_id: str, role: str, name: str = "test key") -> str:
+    """Mint a tenant API key with `role` ("Developer", "Security Analyst", "Admin") straight in storage."""
+    from agentgov.security import api_keys
+    from agentgov.storage.identity import NewApiKey
+
+    key = api_keys.generate()
+    await services.identity.create_api_key(
+        tenant_id, NewApiKey(id=key.key_id, secret_hash=key.secret_hash, kind="tenant", name=name, role=role)
+    )
+    return key.raw
