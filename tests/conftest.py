@@ -54,7 +54,7 @@ async def tenant(client) -> dict:
 
 @pytest.fixture
 async def role_keys(app: QuartTrio, tenant: dict) -> dict[str, str]:
-    """An API key of the tenant for every tenant role: {"Developer": key, "Security Analyst": key, "Admin": key}."""
+    """One API key of the tenant per role: {"Developer": key, "Security Analyst": key, "Admin": key}."""
     from tests.support.app import api_key_with_role
 
     svc = app.extensions["agentgov"]
