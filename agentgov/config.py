@@ -46,6 +46,11 @@ class Settings:
     mailbox_capacity: int = 1024
     actor_idle_timeout: float = 300.0
     db_pool_size: int = 8
+    access_token_ttl: float = 3600.0
+    jwt_previous_secrets: tuple[str, ...] = ()
+    superadmin_email: str = ""
+    superadmin_password: str = ""
+    public_base_url: str = ""
     warnings: tuple[str, ...] = ()
 
     @property
@@ -83,6 +88,11 @@ class Settings:
             "mailbox_capacity": int(_number(env, "MAILBOX_CAPACITY", 1024)),
             "actor_idle_timeout": _number(env, "ACTOR_IDLE_TIMEOUT", 300.0),
             "db_pool_size": int(_number(env, "DB_POOL_SIZE", 8)),
+            "access_token_ttl": _number(env, "ACCESS_TOKEN_TTL", 3600.0),
+            "jwt_previous_secrets": tuple(s for s in env.get("JWT_PREVIOUS_SECRETS", "").split(",") if s.strip()),
+            "superadmin_email": env.get("SUPERADMIN_EMAIL", "").strip(),
+            "superadmin_password": env.get("SUPERADMIN_PASSWORD", ""),
+            "public_base_url": env.get("PUBLIC_BASE_URL", "").rstrip("/"),
         }
         for name, default in _DEFAULT_SECRETS.items():
             value = env.get(name, "")

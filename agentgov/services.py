@@ -9,6 +9,7 @@ import trio
 
 from agentgov.actors.runtime import ActorSystem
 from agentgov.config import Settings
+from agentgov.security.tokens import TokenService
 from agentgov.storage.cache import Cache
 from agentgov.storage.database import Database
 from agentgov.storage.identity import IdentityRepo
@@ -21,12 +22,14 @@ class Services:
     cache: Cache
     actors: ActorSystem
     identity: IdentityRepo = dataclasses.field(init=False)
+    tokens: TokenService = dataclasses.field(init=False)
     started_at: float = dataclasses.field(default_factory=time.time)
     started_monotonic: float = dataclasses.field(default_factory=time.monotonic)
     shutting_down: trio.Event = dataclasses.field(default_factory=trio.Event)
 
     def __post_init__(self) -> None:
         self.identity = IdentityRepo(self.db)
+        self.tokens = TokenService(self.settings, self.cache)
 
     @property
     def uptime_seconds(self) -> float:

@@ -25,6 +25,7 @@ from agentgov.http.errors import ApiError
 from agentgov.security import api_keys
 from agentgov.security.principal import Principal, PrincipalKind
 from agentgov.security.roles import Permission, Role
+from agentgov.security.tokens import InvalidToken
 from agentgov.services import Services
 from agentgov.timeutil import now_iso
 
@@ -126,8 +127,6 @@ async def authenticate(schemes: tuple[Scheme, ...]) -> Principal:
     svc = services()
     for scheme in schemes:
         raw = request.headers.get(scheme.value)
-        if raw is None and scheme is Scheme.BEARER:
-            continue
         if raw is None:
             continue
         resolver = _resolvers.get(scheme)
@@ -195,6 +194,33 @@ async def resolve_api_key(svc: Services, raw: str) -> Principal:
     )
 
 
+async def resolve_access_token(svc: Services, token: str) -> Principal:
+    """Verify a JWT access token and that its user is still active. Raises `ApiError` 401."""
+    try:
+        claims = await svc.tokens.verify(token)
+    except InvalidToken as exc:
+        raise ApiError(401, f"Invalid access token: {exc}", headers={"WWW-Authenticate": "Bearer"}) from None
+    user = await svc.identity.get_user(claims["sub"])
+    if user is None or not user.is_active:
+        raise ApiError(401, "Invalid access token: the user is blocked or deleted")
+    return Principal(
+        kind=PrincipalKind.USER_TOKEN,
+        role=Role(user.role),
+        tenant_id=user.tenant_id or None,
+        user_id=user.id,
+        key_id=claims.get("sid"),
+        token_id=claims["jti"],
+    )
+
+
+async def resolve_bearer(svc: Services, header: str) -> Principal:
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(401, "Authorization header must be 'Bearer <access token>'")
+    return await resolve_access_token(svc, token.strip())
+
+
+register_resolver(Scheme.BEARER, resolve_bearer)
 register_resolver(Scheme.ADMIN_KEY, resolve_admin_key)
 register_resolver(Scheme.API_KEY, resolve_api_key)
 

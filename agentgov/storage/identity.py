@@ -159,6 +159,16 @@ class IdentityRepo:
         """Raises `Conflict` if the email (case-insensitive) is taken in the tenant."""
         return await self.db.write(lambda c: _insert_user(c, tenant_id, new))
 
+    async def record_login(self, user_id: str) -> User | None:
+        """Set the user's last login time; return the updated user."""
+
+        def run(conn: Connection) -> User | None:
+            conn.execute("UPDATE users SET last_login_at = :t WHERE id = :id", {"t": now_iso(), "id": user_id})
+            row = conn.fetchone("SELECT * FROM users WHERE id = :id", {"id": user_id})
+            return None if row is None else User.from_row(row)
+
+        return await self.db.write(run)
+
     async def get_user(self, user_id: str) -> User | None:
         row = await self.db.read(lambda c: c.fetchone("SELECT * FROM users WHERE id = :id", {"id": user_id}))
         return None if row is None else User.from_row(row)

@@ -1,0 +1,105 @@
+"""JWT access tokens: issue, verify, revoke.
+
+Tokens are HS256-signed with `JWT_SECRET`; the header's `kid` names the key (a hash prefix of the secret),
+so the key can be rotated: put the old secret in `JWT_PREVIOUS_SECRETS` and tokens it signed keep
+verifying until they expire. Claims: `sub` (user id), `tid` (tenant id, absent for Super Admin), `role`,
+`sid` (the session API key id), `jti`, `iat`, `exp`, `iss`.
+
+Revocation is kept in the cache (shared through Redis between processes): logging out marks the token's
+`jti` revoked until it would have expired; blocking a user marks every token issued to them before now.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+import uuid
+from typing import Any
+
+import jwt
+
+from agentgov.config import Settings
+from agentgov.storage.cache import Cache
+
+ISSUER = "agentgov"
+ALGORITHM = "HS256"
+
+
+class InvalidToken(Exception):
+    """The token is malformed, badly signed, expired or revoked; the message says which (safe to show)."""
+
+
+def key_id(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()[:12]
+
+
+@dataclasses.dataclass(frozen=True)
+class AccessToken:
+    token: str
+    jti: str
+    expires_in: int
+    expires_at: float
+
+
+class TokenService:
+    def __init__(self, settings: Settings, cache: Cache) -> None:
+        self._secret = settings.jwt_secret
+        self._keys = {key_id(s): s for s in (settings.jwt_secret, *settings.jwt_previous_secrets)}
+        self._ttl = int(settings.access_token_ttl)
+        self._cache = cache
+
+    def issue(self, *, user_id: str, tenant_id: str | None, role: str, session_key_id: str | None) -> AccessToken:
+        now = int(time.time())
+        jti = uuid.uuid4().hex
+        claims: dict[str, Any] = {
+            "iss": ISSUER,
+            "sub": user_id,
+            "role": role,
+            "jti": jti,
+            "iat": now,
+            "exp": now + self._ttl,
+        }
+        if tenant_id is not None:
+            claims["tid"] = tenant_id
+        if session_key_id is not None:
+            claims["sid"] = session_key_id
+        token = jwt.encode(claims, self._secret, algorithm=ALGORITHM, headers={"kid": key_id(self._secret)})
+        return AccessToken(token=token, jti=jti, expires_in=self._ttl, expires_at=now + self._ttl)
+
+    async def verify(self, token: str) -> dict[str, Any]:
+        """The token's claims. Raises `InvalidToken` (or `CacheError` if revocations cannot be read)."""
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError:
+            raise InvalidToken("malformed token") from None
+        secret = self._keys.get(str(header.get("kid", "")))
+        if secret is None:
+            raise InvalidToken("token signed with an unknown key")
+        try:
+            claims = jwt.decode(
+                token,
+                secret,
+                algorithms=[ALGORITHM],
+                issuer=ISSUER,
+                options={"require": ["exp", "iat", "sub", "jti", "role"]},
+            )
+        except jwt.ExpiredSignatureError:
+            raise InvalidToken("token has expired") from None
+        except jwt.PyJWTError:
+            raise InvalidToken("invalid token") from None
+        if await self._cache.get(f"revoked:jti:{claims['jti']}") is not None:
+            raise InvalidToken("token has been revoked")
+        cutoff = await self._cache.get(f"revoked:user:{claims['sub']}")
+        if cutoff is not None and claims["iat"] <= float(cutoff):
+            raise InvalidToken("token has been revoked")
+        return claims
+
+    async def revoke(self, claims: dict[str, Any]) -> None:
+        """Revoke one token until it would have expired."""
+        remaining = max(1.0, float(claims["exp"]) - time.time())
+        await self._cache.set(f"revoked:jti:{claims['jti']}", "1", ttl=remaining + 5)
+
+    async def revoke_user(self, user_id: str) -> None:
+        """Revoke every token issued to `user_id` up to now."""
+        await self._cache.set(f"revoked:user:{user_id}", str(int(time.time())), ttl=self._ttl + 60)
