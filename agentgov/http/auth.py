@@ -38,9 +38,15 @@ class Scheme(enum.Enum):
     API_KEY = "X-API-Key"
     BEARER = "Authorization"
     ADMIN_KEY = "X-Admin-Key"
+    QUERY_TOKEN = "token"  # WebSocket: JWT access token in the `token` query parameter
 
 
-_OPENAPI_NAMES = {Scheme.API_KEY: "ApiKey", Scheme.BEARER: "BearerJWT", Scheme.ADMIN_KEY: "AdminKey"}
+_OPENAPI_NAMES = {
+    Scheme.API_KEY: "ApiKey",
+    Scheme.BEARER: "BearerJWT",
+    Scheme.ADMIN_KEY: "AdminKey",
+    Scheme.QUERY_TOKEN: "QueryToken",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,6 +120,28 @@ def authorize(
         return wrapper  # type: ignore[return-value]
 
     return decorator
+
+
+def websocket_token(permission: Permission) -> Callable[[F], F]:
+    """Declare a WebSocket route authenticated by `?token=<JWT>`; the view itself must call
+    `authenticate_websocket_token` before accepting the connection (and refuse it on `ApiError`)."""
+
+    def decorator(func: F) -> F:
+        setattr(func, ROUTE_RULE_ATTR, RouteRule((Scheme.QUERY_TOKEN,), permission, True))
+        return func
+
+    return decorator
+
+
+async def authenticate_websocket_token(token: str | None, permission: Permission) -> Principal:
+    """Resolve a WebSocket's `token` query parameter. Raises `ApiError` 401 (missing/invalid/expired/revoked)
+    or 403 (no permission or no tenant)."""
+    if not token:
+        raise ApiError(401, "Missing credentials: send ?token=<access token>")
+    who = await resolve_access_token(services(), token)
+    if not who.can(permission) or who.tenant_id is None:
+        raise ApiError(403, f"Forbidden: {permission.value} on a tenant is required")
+    return who
 
 
 def _minimum(permission: Permission) -> Role:
