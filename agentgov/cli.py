@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 
@@ -27,6 +28,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=None, help="port (default 8000, env PORT)")
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("serve", help="run the service (the default)")
+    create = sub.add_parser(
+        "create-superadmin", help="create the platform Super Admin (password from SUPERADMIN_PASSWORD or stdin)"
+    )
+    create.add_argument("--email", required=True)
     return parser
 
 
@@ -48,8 +53,6 @@ async def _run_until_signal(settings: Settings) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    import os
-
     try:
         settings = Settings.from_env(
             host=args.host or os.environ.get("HOST") or None,
@@ -59,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"configuration error: {exc}", file=sys.stderr)
         return 2
     configure_logging(settings.log_format, settings.log_level)
+    if args.command == "create-superadmin":
+        return _create_superadmin(settings, args.email)
     for warning in settings.warnings:
         log.warning(warning)
     try:
@@ -66,4 +71,34 @@ def main(argv: list[str] | None = None) -> int:
     except DatabaseError as exc:
         log.error(f"cannot start: {exc}")
         return 1
+    return 0
+
+
+def _create_superadmin(settings: Settings, email: str) -> int:
+    """Exit 0 when created or already present, 2 for a bad password, 1 if storage is unreachable."""
+    from agentgov.security import passwords
+    from agentgov.storage import open_database
+    from agentgov.storage.identity import IdentityRepo
+
+    password = os.environ.get("SUPERADMIN_PASSWORD") or sys.stdin.readline().rstrip("\n")
+    try:
+        passwords.check_policy(password, email)
+    except passwords.WeakPassword as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    async def run() -> tuple[str, bool]:
+        db = await open_database(settings.effective_database_url)
+        try:
+            user, created = await IdentityRepo(db).ensure_superadmin(email, await passwords.hash_password(password))
+            return user.id, created
+        finally:
+            await db.close()
+
+    try:
+        user_id, created = trio.run(run)
+    except DatabaseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{'created' if created else 'already exists'}: Super Admin {email} ({user_id})")
     return 0

@@ -19,6 +19,7 @@ from agentgov.actors.runtime import ActorSystem
 from agentgov.config import Settings
 from agentgov.http.app import create_app
 from agentgov.logs import fields
+from agentgov.security import passwords
 from agentgov.services import Services
 from agentgov.storage import open_cache, open_database
 
@@ -43,6 +44,21 @@ def hypercorn_config(settings: Settings) -> HypercornConfig:
     return config
 
 
+async def bootstrap_superadmin(services: Services) -> None:
+    """Create the Super Admin named by SUPERADMIN_EMAIL/SUPERADMIN_PASSWORD unless it exists (idempotent)."""
+    settings = services.settings
+    if not settings.superadmin_email:
+        return
+    if not settings.superadmin_password:
+        log.warning("SUPERADMIN_EMAIL is set without SUPERADMIN_PASSWORD; no Super Admin created")
+        return
+    user, created = await services.identity.ensure_superadmin(
+        settings.superadmin_email, await passwords.hash_password(settings.superadmin_password)
+    )
+    if created:
+        log.info("created Super Admin", extra=fields(email=user.email))
+
+
 async def serve(
     settings: Settings,
     shutdown: trio.Event,
@@ -59,6 +75,7 @@ async def serve(
                 idle_timeout=settings.actor_idle_timeout,
             ) as actors:
                 services = Services(settings=settings, db=db, cache=cache, actors=actors)
+                await bootstrap_superadmin(services)
                 app = create_app(services)
 
                 async def shutdown_trigger() -> None:

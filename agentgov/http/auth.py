@@ -182,6 +182,12 @@ def key_cache_name(key_id: str) -> str:
     return f"apikey:{key_id}"
 
 
+async def forget_keys(svc: Services, key_ids: list[str]) -> None:
+    """Drop cached verifications so revoked or blocked keys stop working at once (on every process)."""
+    for key_id in key_ids:
+        await svc.cache.delete(key_cache_name(key_id))
+
+
 async def resolve_api_key(svc: Services, raw: str) -> Principal:
     """Verify an API key (cached for `KEY_CACHE_TTL`; revocation deletes the cache entry)."""
     parts = api_keys.split(raw.strip())
@@ -196,14 +202,17 @@ async def resolve_api_key(svc: Services, raw: str) -> Principal:
         if key is None:
             raise ApiError(401, "Invalid API key")
         active = key.revoked_at is None
+        role = Role(key.role)
         if active and key.user_id is not None:
             user = await svc.identity.get_user(key.user_id)
             active = user is not None and user.is_active
+            if user is not None and Role(user.role).rank < role.rank:
+                role = Role(user.role)  # a demoted user's keys act with the user's current role
         record = {
             "tenant_id": key.tenant_id,
             "user_id": key.user_id,
             "kind": key.kind,
-            "role": key.role,
+            "role": role.value,
             "hash": key.secret_hash,
             "expires_at": key.expires_at,
             "active": active,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import hmac
 import time
 import uuid
 from typing import Any
@@ -34,6 +35,11 @@ def key_id(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()[:12]
 
 
+def signing_key(secret: str) -> bytes:
+    """The 256-bit HMAC key derived from a configured secret (any length in, 32 bytes out)."""
+    return hmac.new(secret.encode(), b"agentgov access token v1", hashlib.sha256).digest()
+
+
 @dataclasses.dataclass(frozen=True)
 class AccessToken:
     token: str
@@ -44,8 +50,9 @@ class AccessToken:
 
 class TokenService:
     def __init__(self, settings: Settings, cache: Cache) -> None:
-        self._secret = settings.jwt_secret
-        self._keys = {key_id(s): s for s in (settings.jwt_secret, *settings.jwt_previous_secrets)}
+        self._kid = key_id(settings.jwt_secret)
+        self._key = signing_key(settings.jwt_secret)
+        self._keys = {key_id(s): signing_key(s) for s in (settings.jwt_secret, *settings.jwt_previous_secrets)}
         self._ttl = int(settings.access_token_ttl)
         self._cache = cache
 
@@ -64,7 +71,7 @@ class TokenService:
             claims["tid"] = tenant_id
         if session_key_id is not None:
             claims["sid"] = session_key_id
-        token = jwt.encode(claims, self._secret, algorithm=ALGORITHM, headers={"kid": key_id(self._secret)})
+        token = jwt.encode(claims, self._key, algorithm=ALGORITHM, headers={"kid": self._kid})
         return AccessToken(token=token, jti=jti, expires_in=self._ttl, expires_at=now + self._ttl)
 
     async def verify(self, token: str) -> dict[str, Any]:
@@ -73,13 +80,13 @@ class TokenService:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:
             raise InvalidToken("malformed token") from None
-        secret = self._keys.get(str(header.get("kid", "")))
-        if secret is None:
+        key = self._keys.get(str(header.get("kid", "")))
+        if key is None:
             raise InvalidToken("token signed with an unknown key")
         try:
             claims = jwt.decode(
                 token,
-                secret,
+                key,
                 algorithms=[ALGORITHM],
                 issuer=ISSUER,
                 options={"require": ["exp", "iat", "sub", "jti", "role"]},

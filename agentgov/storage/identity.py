@@ -15,6 +15,13 @@ class Conflict(Exception):
     """A uniqueness rule was broken; the message says which."""
 
 
+class LastAdmin(Conflict):
+    """The change would leave the tenant without an active Admin."""
+
+
+_ADMIN = "Admin"
+
+
 @dataclasses.dataclass(frozen=True)
 class NewUser:
     email: str
@@ -115,9 +122,7 @@ class IdentityRepo:
         return await self.db.write(run)
 
     async def get_tenant(self, tenant_id: str) -> Tenant | None:
-        row = await self.db.read(
-            lambda c: c.fetchone("SELECT * FROM tenants WHERE id = :id", {"id": tenant_id})
-        )
+        row = await self.db.read(lambda c: c.fetchone("SELECT * FROM tenants WHERE id = :id", {"id": tenant_id}))
         return None if row is None else Tenant.from_row(row)
 
     async def list_tenants(self, limit: int, offset: int) -> tuple[list[Tenant], int]:
@@ -140,9 +145,7 @@ class IdentityRepo:
         )
 
     async def get_api_key(self, key_id: str) -> ApiKey | None:
-        row = await self.db.read(
-            lambda c: c.fetchone("SELECT * FROM api_keys WHERE id = :id", {"id": key_id})
-        )
+        row = await self.db.read(lambda c: c.fetchone("SELECT * FROM api_keys WHERE id = :id", {"id": key_id}))
         return None if row is None else ApiKey.from_row(row)
 
     async def create_api_key(self, tenant_id: str, new: NewApiKey) -> ApiKey:
@@ -150,9 +153,7 @@ class IdentityRepo:
 
     async def touch_api_key(self, key_id: str) -> None:
         await self.db.write(
-            lambda c: c.execute(
-                "UPDATE api_keys SET last_used_at = :t WHERE id = :id", {"t": now_iso(), "id": key_id}
-            )
+            lambda c: c.execute("UPDATE api_keys SET last_used_at = :t WHERE id = :id", {"t": now_iso(), "id": key_id})
         )
 
     async def create_user(self, tenant_id: str, new: NewUser) -> User:
@@ -172,3 +173,177 @@ class IdentityRepo:
     async def get_user(self, user_id: str) -> User | None:
         row = await self.db.read(lambda c: c.fetchone("SELECT * FROM users WHERE id = :id", {"id": user_id}))
         return None if row is None else User.from_row(row)
+
+    # -- users -------------------------------------------------------------------------------------
+
+    async def get_tenant_user(self, tenant_id: str | None, user_id: str) -> User | None:
+        """The user if it belongs to `tenant_id` (any tenant when None, for Super Admin)."""
+        user = await self.get_user(user_id)
+        if user is None or (tenant_id is not None and user.tenant_id != tenant_id):
+            return None
+        return user
+
+    async def users_by_email(self, email: str) -> list[User]:
+        """Every user with this email (case-insensitive), in any tenant, oldest first."""
+        rows = await self.db.read(
+            lambda c: c.fetchall(
+                "SELECT * FROM users WHERE email_key = :e ORDER BY created_at, id", {"e": email.strip().lower()}
+            )
+        )
+        return [User.from_row(r) for r in rows]
+
+    async def list_users(
+        self,
+        tenant_id: str,
+        *,
+        role: str | None,
+        search: str | None,
+        is_active: bool | None,
+        limit: int,
+        offset: int,
+    ) -> tuple[list[User], int]:
+        where = ["tenant_id = :tenant"]
+        params: dict[str, object] = {"tenant": tenant_id, "limit": limit, "offset": offset}
+        if role is not None:
+            where.append("role = :role")
+            params["role"] = role
+        if is_active is not None:
+            where.append("is_active = :active")
+            params["active"] = int(is_active)
+        if search:
+            where.append("(email_key LIKE :q OR LOWER(full_name) LIKE :q)")
+            escaped = search.lower().replace("\\", "").replace("%", "").replace("_", "")
+            params["q"] = f"%{escaped}%"
+        clause = " AND ".join(where)
+
+        def run(conn: Connection) -> tuple[list[User], int]:
+            rows = conn.fetchall(
+                f"SELECT * FROM users WHERE {clause} ORDER BY created_at, id LIMIT :limit OFFSET :offset", params
+            )
+            total = conn.scalar(f"SELECT COUNT(*) FROM users WHERE {clause}", params)
+            return [User.from_row(r) for r in rows], int(total)
+
+        return await self.db.read(run)
+
+    async def update_user(self, user_id: str, *, email: str | None = None, full_name: str | None = None) -> User:
+        """Change profile fields. Raises `Conflict` if the new email is taken in the tenant."""
+
+        def run(conn: Connection) -> User:
+            updates = {"updated_at": now_iso()}
+            if email is not None:
+                updates["email"] = email.strip()
+                updates["email_key"] = email.strip().lower()
+            if full_name is not None:
+                updates["full_name"] = full_name
+            sets = ", ".join(f"{k} = :{k}" for k in updates)
+            try:
+                conn.execute(f"UPDATE users SET {sets} WHERE id = :id", {**updates, "id": user_id})
+            except IntegrityError:
+                raise Conflict(f"a user with email {email!r} already exists in this tenant") from None
+            return User.from_row(conn.fetchone("SELECT * FROM users WHERE id = :id", {"id": user_id}) or {})
+
+        return await self.db.write(run)
+
+    async def set_password_hash(self, user_id: str, password_hash: str) -> None:
+        await self.db.write(
+            lambda c: c.execute(
+                "UPDATE users SET password_hash = :h, updated_at = :t WHERE id = :id",
+                {"h": password_hash, "t": now_iso(), "id": user_id},
+            )
+        )
+
+    def _check_not_last_admin(self, conn: Connection, user: User) -> None:
+        if user.role != _ADMIN or not user.is_active:
+            return
+        others = conn.scalar(
+            "SELECT COUNT(*) FROM users WHERE tenant_id = :t AND role = :r AND is_active = 1 AND id <> :id",
+            {"t": user.tenant_id, "r": _ADMIN, "id": user.id},
+        )
+        if int(others) == 0:
+            raise LastAdmin("this is the last active Admin of the tenant")
+
+    async def change_user(self, user_id: str, *, role: str | None = None, is_active: bool | None = None) -> User:
+        """Change role and/or active flag atomically. Raises `LastAdmin` if no active Admin would remain."""
+
+        def run(conn: Connection) -> User:
+            row = conn.fetchone("SELECT * FROM users WHERE id = :id", {"id": user_id})
+            if row is None:
+                raise KeyError(user_id)
+            user = User.from_row(row)
+            loses_admin = (role is not None and role != _ADMIN) or is_active is False
+            if loses_admin:
+                self._check_not_last_admin(conn, user)
+            conn.execute(
+                "UPDATE users SET role = :role, is_active = :active, updated_at = :t WHERE id = :id",
+                {
+                    "role": role if role is not None else user.role,
+                    "active": int(is_active if is_active is not None else user.is_active),
+                    "t": now_iso(),
+                    "id": user_id,
+                },
+            )
+            if role is not None:
+                conn.execute(
+                    "UPDATE api_keys SET role = :role WHERE user_id = :id AND kind = 'session'",
+                    {"role": role, "id": user_id},
+                )
+            return User.from_row(conn.fetchone("SELECT * FROM users WHERE id = :id", {"id": user_id}) or {})
+
+        return await self.db.write(run)
+
+    async def delete_user(self, user_id: str) -> list[str]:
+        """Delete the user and revoke their keys; return the revoked key ids. Raises `LastAdmin`."""
+
+        def run(conn: Connection) -> list[str]:
+            row = conn.fetchone("SELECT * FROM users WHERE id = :id", {"id": user_id})
+            if row is None:
+                raise KeyError(user_id)
+            self._check_not_last_admin(conn, User.from_row(row))
+            keys = [r["id"] for r in conn.fetchall("SELECT id FROM api_keys WHERE user_id = :id", {"id": user_id})]
+            conn.execute(
+                "UPDATE api_keys SET revoked_at = :t WHERE user_id = :id AND revoked_at IS NULL",
+                {"t": now_iso(), "id": user_id},
+            )
+            conn.execute("DELETE FROM users WHERE id = :id", {"id": user_id})
+            return keys
+
+        return await self.db.write(run)
+
+    async def key_ids_of_user(self, user_id: str) -> list[str]:
+        rows = await self.db.read(lambda c: c.fetchall("SELECT id FROM api_keys WHERE user_id = :id", {"id": user_id}))
+        return [r["id"] for r in rows]
+
+    # -- api keys ----------------------------------------------------------------------------------
+
+    async def list_user_keys(self, user_id: str, *, limit: int, offset: int) -> tuple[list[ApiKey], int]:
+        """The user's own (non-session) keys, newest first."""
+
+        def run(conn: Connection) -> tuple[list[ApiKey], int]:
+            params = {"u": user_id, "limit": limit, "offset": offset}
+            rows = conn.fetchall(
+                "SELECT * FROM api_keys WHERE user_id = :u AND kind = 'user'"
+                " ORDER BY created_at DESC, id LIMIT :limit OFFSET :offset",
+                params,
+            )
+            total = conn.scalar("SELECT COUNT(*) FROM api_keys WHERE user_id = :u AND kind = 'user'", params)
+            return [ApiKey.from_row(r) for r in rows], int(total)
+
+        return await self.db.read(run)
+
+    async def revoke_api_key(self, key_id: str) -> None:
+        await self.db.write(
+            lambda c: c.execute(
+                "UPDATE api_keys SET revoked_at = :t WHERE id = :id AND revoked_at IS NULL",
+                {"t": now_iso(), "id": key_id},
+            )
+        )
+
+    # -- platform ----------------------------------------------------------------------------------
+
+    async def ensure_superadmin(self, email: str, password_hash: str) -> tuple[User, bool]:
+        """Create the platform Super Admin `email` unless it exists; return (user, created)."""
+        for user in await self.users_by_email(email):
+            if user.tenant_id == "" and user.role == "Super Admin":
+                return user, False
+        user = await self.create_user("", NewUser(email=email, role="Super Admin", password_hash=password_hash))
+        return user, True

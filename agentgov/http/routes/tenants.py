@@ -10,8 +10,8 @@ from quart_schema import document_response, tag
 
 from agentgov.http.auth import Scheme, authorize, services
 from agentgov.http.errors import ApiError
-from agentgov.http.schemas import Email, bounded_name
-from agentgov.http.validation import json_body
+from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Email, bounded_name, page
+from agentgov.http.validation import json_body, query
 from agentgov.security import api_keys, passwords
 from agentgov.security.roles import Permission, Role
 from agentgov.storage.identity import Conflict, NewApiKey, NewUser
@@ -87,3 +87,19 @@ async def create_tenant(data: TenantCreate) -> tuple[dict[str, Any], int]:
         admin_user_id=user.id if user else None,
     )
     return body.model_dump(), 201
+
+
+class TenantsQuery(BaseModel):
+    limit: int = Field(default=DEFAULT_PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE)
+    offset: int = Field(default=0, ge=0)
+
+
+@bp.get("/tenants")
+@authorize(Scheme.BEARER, Scheme.API_KEY, permission=Permission.TENANTS_LIST, tenant_scoped=False)
+@tag(["tenants"])
+@query(TenantsQuery)
+async def list_tenants(query: TenantsQuery) -> dict[str, Any]:
+    """All tenants (Super Admin only), oldest first."""
+    tenants, total = await services().identity.list_tenants(query.limit, query.offset)
+    items = [TenantOut(id=t.id, name=t.name, created_at=t.created_at).model_dump() for t in tenants]
+    return page(items, total, query.limit, query.offset)
