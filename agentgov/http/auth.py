@@ -225,7 +225,7 @@ async def resolve_api_key(svc: Services, raw: str) -> Principal:
     return Principal(
         kind=_KEY_KINDS[record["kind"]],
         role=Role(record["role"]),
-        tenant_id=record["tenant_id"],
+        tenant_id=record["tenant_id"] or None,
         user_id=record["user_id"],
         key_id=key_id,
     )

@@ -3,7 +3,7 @@
 Tokens are HS256-signed with `JWT_SECRET`; the header's `kid` names the key (a hash prefix of the secret),
 so the key can be rotated: put the old secret in `JWT_PREVIOUS_SECRETS` and tokens it signed keep
 verifying until they expire. Claims: `sub` (user id), `tid` (tenant id, absent for Super Admin), `role`,
-`sid` (the session API key id), `jti`, `iat`, `exp`, `iss`.
+`sid` (the session API key id), `jti`, `iat` (and `iat_ms`, its millisecond form), `exp`, `iss`.
 
 Revocation is kept in the cache (shared through Redis between processes): logging out marks the token's
 `jti` revoked until it would have expired; blocking a user marks every token issued to them before now.
@@ -57,7 +57,8 @@ class TokenService:
         self._cache = cache
 
     def issue(self, *, user_id: str, tenant_id: str | None, role: str, session_key_id: str | None) -> AccessToken:
-        now = int(time.time())
+        moment = time.time()
+        now = int(moment)
         jti = uuid.uuid4().hex
         claims: dict[str, Any] = {
             "iss": ISSUER,
@@ -65,6 +66,7 @@ class TokenService:
             "role": role,
             "jti": jti,
             "iat": now,
+            "iat_ms": int(moment * 1000),
             "exp": now + self._ttl,
         }
         if tenant_id is not None:
@@ -98,7 +100,8 @@ class TokenService:
         if await self._cache.get(f"revoked:jti:{claims['jti']}") is not None:
             raise InvalidToken("token has been revoked")
         cutoff = await self._cache.get(f"revoked:user:{claims['sub']}")
-        if cutoff is not None and claims["iat"] <= float(cutoff):
+        issued_ms = int(claims.get("iat_ms", claims["iat"] * 1000))
+        if cutoff is not None and issued_ms <= int(cutoff):
             raise InvalidToken("token has been revoked")
         return claims
 
@@ -109,4 +112,4 @@ class TokenService:
 
     async def revoke_user(self, user_id: str) -> None:
         """Revoke every token issued to `user_id` up to now."""
-        await self._cache.set(f"revoked:user:{user_id}", str(int(time.time())), ttl=self._ttl + 60)
+        await self._cache.set(f"revoked:user:{user_id}", str(int(time.time() * 1000)), ttl=self._ttl + 60)
