@@ -26,6 +26,7 @@ class Services:
     started_at: float = dataclasses.field(default_factory=time.time)
     started_monotonic: float = dataclasses.field(default_factory=time.monotonic)
     shutting_down: trio.Event = dataclasses.field(default_factory=trio.Event)
+    extras: dict[str, object] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.identity = IdentityRepo(self.db)

@@ -18,6 +18,7 @@ root = Blueprint("root", __name__)
 api = Blueprint("system", __name__)
 
 CHECK_TIMEOUT = 2.0
+STATUS_CACHE_SECONDS = 2.0
 
 
 class ComponentStatus(BaseModel):
@@ -103,6 +104,31 @@ async def component_statuses() -> dict[str, ComponentStatus]:
     return {name: results[name] for name in probes}
 
 
+class _StatusCache:
+    """`/status` answers from probe results at most `STATUS_CACHE_SECONDS` old (one probe at a time), so a
+    dashboard polling it cannot turn into a load on the database. `/health/ready` always probes afresh."""
+
+    def __init__(self) -> None:
+        self.lock = trio.Lock()
+        self.at = -float("inf")
+        self.value: dict[str, ComponentStatus] = {}
+
+    async def get(self) -> dict[str, ComponentStatus]:
+        async with self.lock:
+            if trio.current_time() - self.at > STATUS_CACHE_SECONDS:
+                self.value = await component_statuses()
+                self.at = trio.current_time()
+            return self.value
+
+
+def _status_cache() -> _StatusCache:
+    extras = services().extras
+    cache = extras.get("status_cache")
+    if not isinstance(cache, _StatusCache):
+        cache = extras["status_cache"] = _StatusCache()
+    return cache
+
+
 @api.get("/health/ready")
 @public
 @tag(["system"])
@@ -131,7 +157,7 @@ async def ready() -> Response:
 async def status() -> dict[str, Any]:
     """Platform health and uptime."""
     svc = services()
-    components = await component_statuses()
+    components = await _status_cache().get()
     actors = svc.actors.stats()
     return StatusOut(
         status="ok" if all(c.status == "ok" for c in components.values()) else "degraded",

@@ -1,0 +1,149 @@
+"""Shared benchmark plumbing: start servers as subprocesses, drive them with Debian's `wrk`, parse figures.
+
+Benchmarks are run by hand and print figures; they compare against the bare Quart-Trio hello-world run in
+the same session (the machine is shared and noisy, so ratios mean more than absolute numbers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ADMIN_KEY = "bench-admin-key-0123456789abcdef"
+WEBHOOK_SECRET = "bench-webhook-secret-0123456789"
+
+
+@dataclasses.dataclass(frozen=True)
+class Result:
+    name: str
+    requests_per_s: float
+    p50_ms: float
+    p99_ms: float
+    errors: int
+
+    def row(self, baseline: Result | None = None) -> str:
+        ratio = f"{self.requests_per_s / baseline.requests_per_s:6.1%}" if baseline else "   -  "
+        return (
+            f"{self.name:<44} {self.requests_per_s:9.0f} req/s  p50 {self.p50_ms:7.2f} ms  "
+            f"p99 {self.p99_ms:7.2f} ms  errors {self.errors:<5} ratio {ratio}"
+        )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_http(url: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{url} did not answer within {timeout}s") from None
+            time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def hello_server() -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "hello_app.py"), "--port", str(port)])
+    try:
+        wait_http(f"http://127.0.0.1:{port}/")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@contextlib.contextmanager
+def agentgov_server(**env: str) -> Iterator[str]:
+    """`python run.py` on a free port with a throwaway SQLite database (override with DATABASE_URL)."""
+    port = free_port()
+    data_dir = tempfile.mkdtemp(prefix="agentgov-bench-")
+    environ = {
+        **os.environ,
+        "DATA_DIR": data_dir,
+        "ADMIN_KEY": ADMIN_KEY,
+        "WEBHOOK_SECRET": WEBHOOK_SECRET,
+        "LOG_LEVEL": "WARNING",
+        **env,
+    }
+    proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), "--port", str(port)], env=environ, cwd=ROOT)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/api/v1/health")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(15)
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+_UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+
+
+def _ms(text: str) -> float:
+    number, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text.strip()).groups()  # type: ignore[union-attr]
+    return float(number) * _UNITS[unit]
+
+
+def wrk(
+    name: str,
+    url: str,
+    *,
+    connections: int = 16,
+    seconds: int = 8,
+    script: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Result:
+    """Run wrk (one thread) against `url`; `script` is Lua source for POST bodies and per-request headers."""
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is not installed: apt-get install -y wrk")
+    args = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", url]
+    for key, value in (headers or {}).items():
+        args += ["-H", f"{key}: {value}"]
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
+        lua.write(script or "")
+    if script:
+        args += ["-s", lua.name]
+    try:
+        out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    finally:
+        os.unlink(lua.name)
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])  # type: ignore[index]
+    p50 = _ms(re.search(r"50%\s+(\S+)", out)[1])  # type: ignore[index]
+    p99 = _ms(re.search(r"99%\s+(\S+)", out)[1])  # type: ignore[index]
+    errors_match = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    socket_errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    errors = int(errors_match[1]) if errors_match else 0
+    if socket_errors:
+        errors += sum(int(g) for g in socket_errors.groups())
+    return Result(name, rps, p50, p99, errors)
+
+
+def create_tenant(base_url: str, name: str = "bench") -> dict[str, str]:
+    import json
+
+    request = urllib.request.Request(
+        f"{base_url}/api/v1/tenants",
+        data=json.dumps({"name": name}).encode(),
+        headers={"X-Admin-Key": ADMIN_KEY, "Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request) as response:
+        return json.loads(response.read())  # type: ignore[no-any-return]
