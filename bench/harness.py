@@ -136,6 +136,32 @@ def wrk(
     return Result(name, rps, p50, p99, errors)
 
 
+def median_result(results: list[Result]) -> Result:
+    """The per-field median of repeated runs of one target."""
+    import statistics
+
+    return Result(
+        results[0].name,
+        statistics.median(r.requests_per_s for r in results),
+        statistics.median(r.p50_ms for r in results),
+        statistics.median(r.p99_ms for r in results),
+        sum(r.errors for r in results),
+    )
+
+
+def interleaved(targets: dict[str, dict[str, object]], rounds: int, **opts: object) -> dict[str, Result]:
+    """Run every target once per round, alternating, and return each target's median.
+
+    Alternating keeps a change in background load from landing on one target only.
+    `targets` maps a name to `wrk` keyword arguments (at least `url`).
+    """
+    runs: dict[str, list[Result]] = {name: [] for name in targets}
+    for _ in range(rounds):
+        for name, kwargs in targets.items():
+            runs[name].append(wrk(name, **{**opts, **kwargs}))  # type: ignore[arg-type]
+    return {name: median_result(results) for name, results in runs.items()}
+
+
 def create_tenant(base_url: str, name: str = "bench") -> dict[str, str]:
     import json
 
