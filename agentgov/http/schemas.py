@@ -51,3 +51,17 @@ class Page(BaseModel, Generic[T]):
 
 def page(items: list[Any], total: int, limit: int, offset: int) -> dict[str, Any]:
     return {"items": items, "total": total, "limit": limit, "offset": offset}
+
+
+class UserOut(BaseModel):
+    """A user profile as every route shows it."""
+
+    id: str
+    tenant_id: str | None
+    email: str
+    full_name: str
+    role: str
+    is_active: bool
+    created_at: str
+    updated_at: str
+    last_login_at: str | None

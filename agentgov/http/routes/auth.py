@@ -10,6 +10,7 @@ from quart_schema import document_response, tag
 
 from agentgov.http.auth import Scheme, authorize, forget_keys, principal, public, services
 from agentgov.http.errors import ApiError
+from agentgov.http.schemas import UserOut
 from agentgov.http.validation import json_body
 from agentgov.security import passwords, throttle
 from agentgov.security.principal import PrincipalKind
@@ -28,18 +29,6 @@ class LoginRequest(BaseModel):
     tenant: str | None = Field(
         default=None, description="Tenant id or name; needed only when the email exists in several tenants"
     )
-
-
-class UserOut(BaseModel):
-    id: str
-    tenant_id: str | None
-    email: str
-    full_name: str
-    role: str
-    is_active: bool
-    created_at: str
-    updated_at: str
-    last_login_at: str | None
 
 
 class LoginResponse(BaseModel):

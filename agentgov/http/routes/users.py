@@ -16,7 +16,7 @@ from quart_schema import document_response, tag
 
 from agentgov.http.auth import Scheme, authorize, forget_keys, principal, services
 from agentgov.http.errors import ApiError, not_found
-from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Email, page
+from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Email, UserOut, page
 from agentgov.http.validation import json_body, query
 from agentgov.security import passwords
 from agentgov.security.roles import Permission, Role
@@ -62,18 +62,6 @@ class UsersQuery(BaseModel):
     limit: int = Field(default=DEFAULT_PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE)
     offset: int = Field(default=0, ge=0)
     tenant_id: str | None = Field(default=None, description="Super Admin only: whose users to list")
-
-
-class UserOut(BaseModel):
-    id: str
-    tenant_id: str | None
-    email: str
-    full_name: str
-    role: str
-    is_active: bool
-    created_at: str
-    updated_at: str
-    last_login_at: str | None
 
 
 def _tenant_role(text: str, field: str = "role") -> str:
