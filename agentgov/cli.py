@@ -32,6 +32,11 @@ def build_parser() -> argparse.ArgumentParser:
         "create-superadmin", help="create the platform Super Admin (password from SUPERADMIN_PASSWORD or stdin)"
     )
     create.add_argument("--email", required=True)
+    verify = sub.add_parser(
+        "verify-audit", help="check a tenant's audit chain; exit 0 intact, 1 tampered, 2 could not check"
+    )
+    verify.add_argument("--tenant", required=True, help="tenant id")
+    verify.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
 
 
@@ -64,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(settings.log_format, settings.log_level)
     if args.command == "create-superadmin":
         return _create_superadmin(settings, args.email)
+    if args.command == "verify-audit":
+        return _verify_audit(settings, args.tenant, args.json)
     for warning in settings.warnings:
         log.warning(warning)
     try:
@@ -102,3 +109,44 @@ def _create_superadmin(settings: Settings, email: str) -> int:
         return 1
     print(f"{'created' if created else 'already exists'}: Super Admin {email} ({user_id})")
     return 0
+
+
+def _verify_audit(settings: Settings, tenant: str, as_json: bool) -> int:
+    """Print the findings; exit 0 when the chain is intact, 1 when not, 2 if it could not be checked."""
+    import json
+
+    from agentgov.storage import open_database
+    from agentgov.storage.audit import AuditRepo
+    from agentgov.storage.identity import IdentityRepo
+
+    async def run() -> object:
+        db = await open_database(settings.effective_database_url)
+        try:
+            if await IdentityRepo(db).get_tenant(tenant) is None:
+                return None
+            return await AuditRepo(db).verify(tenant, settings.effective_audit_secret)
+        finally:
+            await db.close()
+
+    try:
+        report = trio.run(run)
+    except DatabaseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if report is None:
+        print(f"error: no tenant with id {tenant!r}", file=sys.stderr)
+        return 2
+    from agentgov.audit_chain import Report
+
+    assert isinstance(report, Report)
+    if as_json:
+        print(json.dumps(report.to_public(), indent=2))
+    else:
+        head = "empty" if not report.head_sequence else f"head sequence {report.head_sequence}"
+        verdict = "intact" if report.intact else f"NOT intact: {len(report.findings)} finding(s)"
+        print(f"audit chain of tenant {tenant}: {verdict} ({report.checked} entries checked, {head})")
+        for finding in report.findings:
+            print(f"  [{finding.kind}] {finding.detail}")
+        if report.truncated:
+            print("  (more findings not shown)")
+    return 0 if report.intact else 1

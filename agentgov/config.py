@@ -29,6 +29,49 @@ class ConfigError(ValueError):
 
 
 @dataclasses.dataclass(frozen=True)
+class SsoSettings:
+    """Single sign-on (OpenID Connect) settings, each read from `SSO_<FIELD>` (see docs/sso.md).
+
+    A provider is enabled when its client id, client secret and issuer (or discovery URL) are all set.
+    """
+
+    google_client_id: str = ""
+    google_client_secret: str = ""
+    google_discovery_url: str = ""
+    microsoft_client_id: str = ""
+    microsoft_client_secret: str = ""
+    microsoft_tenant: str = ""
+    microsoft_discovery_url: str = ""
+    okta_client_id: str = ""
+    okta_client_secret: str = ""
+    okta_issuer: str = ""
+    okta_discovery_url: str = ""
+    oidc_client_id: str = ""
+    oidc_client_secret: str = ""
+    oidc_issuer: str = ""
+    oidc_discovery_url: str = ""
+    oidc_name: str = ""
+    frontend_url: str = ""
+    state_ttl: float = 600.0
+    code_ttl: float = 60.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> SsoSettings:
+        """Raises `ConfigError` for a URL setting that is not http(s) or a TTL that is not a positive number."""
+        values: dict[str, object] = {}
+        for f in dataclasses.fields(cls):
+            name = f"SSO_{f.name.upper()}"
+            if f.type == "float":
+                values[f.name] = _number(env, name, float(f.default))  # type: ignore[arg-type]
+                continue
+            value = env.get(name, "").strip()
+            if name.endswith(("_URL", "OIDC_ISSUER")) and value and not value.startswith(("https://", "http://")):
+                raise ConfigError(f"{name} must be an http:// or https:// URL, not {value!r}")
+            values[f.name] = value.rstrip("/") if name.endswith(("_URL", "_ISSUER")) else value
+        return cls(**values)  # type: ignore[arg-type]
+
+
+@dataclasses.dataclass(frozen=True)
 class Settings:
     env: str = "development"
     host: str = "127.0.0.1"
@@ -40,6 +83,7 @@ class Settings:
     admin_key: str = DEFAULT_ADMIN_KEY
     jwt_secret: str = DEFAULT_JWT_SECRET
     webhook_secret: str = DEFAULT_WEBHOOK_SECRET
+    audit_secret: str = ""
     log_format: str = "text"
     log_level: str = "INFO"
     graceful_timeout: float = 10.0
@@ -47,15 +91,23 @@ class Settings:
     actor_idle_timeout: float = 300.0
     db_pool_size: int = 8
     access_token_ttl: float = 3600.0
+    hitl_timeout: float = 3600.0
+    notify_status_interval: float = 30.0
     jwt_previous_secrets: tuple[str, ...] = ()
     superadmin_email: str = ""
     superadmin_password: str = ""
     public_base_url: str = ""
+    sso: SsoSettings = dataclasses.field(default_factory=SsoSettings)
     warnings: tuple[str, ...] = ()
 
     @property
     def is_production(self) -> bool:
         return self.env == "production"
+
+    @property
+    def effective_audit_secret(self) -> str:
+        """The server secret audit-chain keys derive from: AUDIT_SECRET, else (development) JWT_SECRET."""
+        return self.audit_secret or self.jwt_secret
 
     @property
     def effective_database_url(self) -> str:
@@ -89,10 +141,13 @@ class Settings:
             "actor_idle_timeout": _number(env, "ACTOR_IDLE_TIMEOUT", 300.0),
             "db_pool_size": int(_number(env, "DB_POOL_SIZE", 8)),
             "access_token_ttl": _number(env, "ACCESS_TOKEN_TTL", 3600.0),
+            "hitl_timeout": _number(env, "HITL_TIMEOUT", 3600.0),
+            "notify_status_interval": _number(env, "NOTIFY_STATUS_INTERVAL", 30.0),
             "jwt_previous_secrets": tuple(s for s in env.get("JWT_PREVIOUS_SECRETS", "").split(",") if s.strip()),
             "superadmin_email": env.get("SUPERADMIN_EMAIL", "").strip(),
             "superadmin_password": env.get("SUPERADMIN_PASSWORD", ""),
             "public_base_url": env.get("PUBLIC_BASE_URL", "").rstrip("/"),
+            "sso": SsoSettings.from_env(env),
         }
         for name, default in _DEFAULT_SECRETS.items():
             value = env.get(name, "")
@@ -109,6 +164,7 @@ class Settings:
                     value = value or default
                     warnings.append(f"{name} uses the development default; set it before production use")
             values[name.lower()] = value
+        values["audit_secret"] = _audit_secret(env, environment)
         values.update({k: v for k, v in overrides.items() if v is not None})
         url = str(values["database_url"])
         if url and not url.startswith(("sqlite:///", "postgresql://", "postgres://")):
@@ -117,6 +173,15 @@ class Settings:
         if redis_url and not redis_url.startswith(("redis://", "rediss://", "unix://")):
             raise ConfigError("REDIS_URL must start with redis://, rediss:// or unix://")
         return cls(warnings=tuple(warnings), **values)  # type: ignore[arg-type]
+
+
+def _audit_secret(env: Mapping[str, str], environment: str) -> str:
+    """AUDIT_SECRET: required in production (audit keys derive from it, so keep it stable)."""
+    value = env.get("AUDIT_SECRET", "")
+    if environment == "production" and len(value) < MIN_SECRET_LENGTH:
+        state = "missing" if not value else f"too short: use at least {MIN_SECRET_LENGTH} characters"
+        raise ConfigError(f"AUDIT_SECRET is {state}; set a strong random value in production")
+    return value
 
 
 def _number(env: Mapping[str, str], name: str, default: float) -> float:

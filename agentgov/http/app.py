@@ -6,7 +6,9 @@ import logging
 import re
 import time
 import uuid
+from typing import Any
 
+from pydantic import BaseModel
 from quart import Response, g, request
 from quart_schema import APIKeySecurityScheme, HttpSecurityScheme, Info, QuartSchema
 from quart_trio import QuartTrio
@@ -15,7 +17,21 @@ from agentgov import __version__
 from agentgov.http import docs
 from agentgov.http.auth import check_all_routes_declared
 from agentgov.http.errors import install_error_handlers
-from agentgov.http.routes import system, tenants
+from agentgov.http.routes import (
+    agents,
+    api_keys,
+    audit,
+    auth,
+    discovery,
+    hitl,
+    policies,
+    sso,
+    system,
+    tenants,
+    users,
+    webhooks,
+    ws,
+)
 from agentgov.logs import fields, request_id_var
 from agentgov.services import Services
 
@@ -49,12 +65,28 @@ def create_app(services: Services) -> QuartTrio:
         },
     )
     app.json.sort_keys = False  # type: ignore[attr-defined]
+    _use_plain_response_conversion(app)
     install_error_handlers(app)
     _install_request_context(app)
 
     app.register_blueprint(system.root)
     app.register_blueprint(docs.bp)
-    for blueprint in (system.api, tenants.bp):
+    app.register_blueprint(webhooks.bp)
+    app.register_blueprint(ws.root)
+    for blueprint in (
+        system.api,
+        tenants.bp,
+        auth.bp,
+        users.bp,
+        api_keys.bp,
+        policies.bp,
+        agents.bp,
+        discovery.bp,
+        sso.bp,
+        audit.bp,
+        hitl.bp,
+        ws.api,
+    ):
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
 
     check_all_routes_declared(app)
@@ -87,3 +119,19 @@ def _install_request_context(app: QuartTrio) -> None:
                 ),
             )
         return response
+
+
+def _use_plain_response_conversion(app: QuartTrio) -> None:
+    """Replace quart-schema's response hook, which builds a pydantic TypeAdapter for every dict it sees
+    (a large per-request cost), with one that only dumps pydantic models; dicts and lists go straight
+    to Quart's JSON encoder."""
+    original = QuartTrio.make_response.__get__(app)
+
+    async def make_response(result: Any) -> Response:
+        if isinstance(result, tuple) and result and isinstance(result[0], BaseModel):
+            result = (result[0].model_dump(mode="json"), *result[1:])
+        elif isinstance(result, BaseModel):
+            result = result.model_dump(mode="json")
+        return await original(result)
+
+    app.make_response = make_response  # type: ignore[method-assign]

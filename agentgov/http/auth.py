@@ -87,9 +87,7 @@ def public(func: F) -> F:
     return func
 
 
-def authorize(
-    *schemes: Scheme, permission: Permission | None, tenant_scoped: bool = True
-) -> Callable[[F], F]:
+def authorize(*schemes: Scheme, permission: Permission | None, tenant_scoped: bool = True) -> Callable[[F], F]:
     """Declare and enforce how a view authenticates and which permission it needs.
 
     `tenant_scoped` views require a principal bound to a tenant (403 otherwise).
@@ -109,9 +107,7 @@ def authorize(
                     f"{_minimum(rule.permission).value} (you are {who.role.value})",
                 )
             if rule.tenant_scoped and who.tenant_id is None:
-                raise ApiError(
-                    403, "This route acts on a tenant; authenticate with a tenant or user credential"
-                )
+                raise ApiError(403, "This route acts on a tenant; authenticate with a tenant or user credential")
             g.principal = who
             return await func(*args, **kwargs)
 

@@ -93,9 +93,7 @@ def install_error_handlers(app: Quart) -> None:
 
     @app.errorhandler(ActorStopped)
     async def _stopped(exc: ActorStopped) -> Response:
-        return error_response(
-            503, f"Service unavailable: {exc} (shutting down or restarting)", {"Retry-After": "1"}
-        )
+        return error_response(503, f"Service unavailable: {exc} (shutting down or restarting)", {"Retry-After": "1"})
 
     @app.errorhandler(ActorCrashed)
     async def _crashed(exc: ActorCrashed) -> Response:

@@ -347,3 +347,10 @@ class IdentityRepo:
                 return user, False
         user = await self.create_user("", NewUser(email=email, role="Super Admin", password_hash=password_hash))
         return user, True
+
+    async def get_tenant_by_name(self, name: str) -> Tenant | None:
+        """The tenant named `name` (case-insensitive, surrounding spaces ignored)."""
+        row = await self.db.read(
+            lambda c: c.fetchone("SELECT * FROM tenants WHERE name_key = :k", {"k": name.strip().casefold()})
+        )
+        return None if row is None else Tenant.from_row(row)

@@ -113,9 +113,7 @@ async def test_tenant_creation_needs_the_admin_key(client, headers: dict[str, st
 
 
 async def test_tenant_key_cannot_create_tenants(client, tenant) -> None:
-    response = await client.post(
-        "/api/v1/tenants", json={"name": "Evil"}, headers={"X-API-Key": tenant["api_key"]}
-    )
+    response = await client.post("/api/v1/tenants", json={"name": "Evil"}, headers={"X-API-Key": tenant["api_key"]})
     assert response.status_code == 401
 
 
@@ -142,14 +140,10 @@ async def test_invalid_tenant_body_is_422_naming_the_field(client, body: dict[st
 
 
 async def test_non_json_and_malformed_bodies(client) -> None:
-    response = await client.post(
-        "/api/v1/tenants", data="name=x", headers={**ADMIN, "Content-Type": "text/plain"}
-    )
+    response = await client.post("/api/v1/tenants", data="name=x", headers={**ADMIN, "Content-Type": "text/plain"})
     assert response.status_code == 415
     assert (await response.get_json())["detail"] == "Content-Type must be application/json"
-    response = await client.post(
-        "/api/v1/tenants", data="{nope", headers={**ADMIN, "Content-Type": "application/json"}
-    )
+    response = await client.post("/api/v1/tenants", data="{nope", headers={**ADMIN, "Content-Type": "application/json"})
     assert response.status_code == 400
     assert "not valid JSON" in (await response.get_json())["detail"]
     response = await client.post("/api/v1/tenants", json=["name"], headers=ADMIN)
@@ -278,9 +272,7 @@ async def test_full_mailbox_answers_503(sqlite_url: str) -> None:
             response = await client.post("/api/v1/gate", headers=headers)
             assert response.status_code == 503
             assert response.headers["Retry-After"] == "1"
-            assert (await response.get_json())[
-                "detail"
-            ] == "Service busy: the gate mailbox is full; retry shortly"
+            assert (await response.get_json())["detail"] == "Service busy: the gate mailbox is full; retry shortly"
             Gate.opened.set()
         assert results == [200, 200]
 

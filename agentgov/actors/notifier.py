@@ -1,0 +1,358 @@
+"""The per-tenant notifier actor (`notifier:<tenant_id>`): fans events out to live subscribers.
+
+Interface used by other modules:
+
+* `notifier(services, tenant_id) -> ActorRef` - the tenant's notifier, started on first use.
+* `ref.tell(Publish(event, data))` - deliver `data` to every subscriber of the tenant allowed to see `event`
+  (one of `EVENTS`; an unknown name raises `ValueError` when the message is built). Fire-and-forget: with
+  no subscriber the event is dropped; `tell` raises `MailboxFull` / `ActorStopped` like any `tell`.
+* `await ref.ask(Subscribe(role, label))` -> `Subscription`: a bounded receive channel of encoded JSON
+  messages; `ref.tell(Unsubscribe(subscription_id))` when done (idempotent).
+* `await ref.ask(GetStats())` -> `NotifierStats`.
+
+Every message has ONE shape (the envelope), encoded once per event and shared by every subscriber::
+
+    {"event": "hitl.requested", "tenant_id": "<uuid>", "timestamp": "2026-01-01T00:00:00.000000Z",
+     "data": {...}}
+
+`system.status` is sent to a new subscriber first, then to all subscribers every `NOTIFY_STATUS_INTERVAL`
+seconds. Each event needs a permission (`EVENT_PERMISSIONS`): a subscriber receives only the events its role
+may read (e.g. `anomaly.detected` needs `anomalies:read`, Security Analyst+). A tenant's notifier only ever
+holds that tenant's subscribers, so tenants never see each other's events.
+
+Slow subscribers (overflow policy): each subscriber has its own buffer of `buffer_size` events filled with
+`send_nowait`, so publishing never waits for anyone. An event that does not fit a full buffer is not
+delivered to that subscriber; instead the subscriber is disconnected (`Subscription.close_reason` is
+`"slow"`: the WebSocket is closed with code 4008 after the events already buffered are sent). So a
+connected subscriber receives every event it may see, in order, or learns it lost some by being
+disconnected; it never silently misses events, and it never delays the others.
+
+Lifetime: the actor does not idle-stop while it has subscribers (a timer in its nursery sends it a `_Tick`
+at least every third of the idle timeout, which also drives the periodic `system.status`); without
+subscribers it stops after the usual idle timeout. Cancellation / stop: `on_stop` closes every subscriber's
+channel with `close_reason = "stopped"` (a WebSocket subscribes again, or closes with 1001 when the service
+is shutting down); the timer task dies with the actor's nursery. A crash restarts the actor with no
+subscribers (the old ones are told "stopped" and resubscribe).
+
+Across processes: each process fans out only the events published in it. A deployment of several processes
+behind a load balancer would relay `Publish` through Redis pub/sub (one channel per tenant) so every
+process's notifier sees every event; that relay is not built here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import logging
+import math
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from agentgov import __version__
+from agentgov.actors.runtime import Actor, ActorContext, ActorRef, ActorStopped, MailboxFull
+from agentgov.logs import fields
+from agentgov.security.roles import Permission, Role, has_permission
+from agentgov.timeutil import now_iso
+
+if TYPE_CHECKING:
+    from agentgov.services import Services
+
+log = logging.getLogger("agentgov.notifier")
+
+#: The events the channel carries and the permission a subscriber needs to receive each.
+EVENT_PERMISSIONS: dict[str, Permission] = {
+    "policy.violated": Permission.POLICIES_READ,
+    "anomaly.detected": Permission.ANOMALIES_READ,
+    "hitl.requested": Permission.HITL_READ,
+    "hitl.resolved": Permission.HITL_READ,
+    "system.status": Permission.STATUS_READ,
+}
+EVENTS = tuple(EVENT_PERMISSIONS)
+
+DEFAULT_BUFFER_SIZE = 256
+
+CLOSE_SLOW = "slow"
+CLOSE_STOPPED = "stopped"
+
+
+# ---- messages -------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Publish:
+    """Fan `data` out as `event` to the tenant's subscribers. Raises `ValueError` for an unknown event."""
+
+    event: str
+    data: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        if self.event not in EVENT_PERMISSIONS:
+            raise ValueError(f"unknown event {self.event!r}; expected one of: {', '.join(EVENTS)}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Subscribe:
+    """Open a subscription for a principal of `role`; `label` names it in logs and stats."""
+
+    role: Role
+    label: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Unsubscribe:
+    subscription_id: int
+
+
+@dataclasses.dataclass(frozen=True)
+class GetStats:
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class _Tick:
+    """Sent by the actor's own timer: periodic status, and keeps the actor alive while subscribed."""
+
+
+NotifierMessage = Publish | Subscribe | Unsubscribe | GetStats | _Tick
+
+
+# ---- records --------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(eq=False)
+class Subscription:
+    """One subscriber's end: read encoded messages from `receive` until `trio.EndOfChannel`.
+
+    When the channel ends, `close_reason` says why: `"slow"` (its buffer overflowed: disconnect it) or
+    `"stopped"` (the notifier stopped or restarted: subscribe again, or give up if the service is stopping).
+    """
+
+    id: int
+    tenant_id: str
+    label: str
+    role: Role
+    receive: trio.MemoryReceiveChannel[str]
+    close_reason: str | None = None
+
+
+@dataclasses.dataclass
+class _Subscriber:
+    subscription: Subscription
+    send: trio.MemorySendChannel[str]
+    delivered: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class NotifierStats:
+    tenant_id: str
+    subscribers: int
+    published: int
+    delivered: int
+    disconnected_slow: int
+    buffer_size: int
+
+
+# ---- the actor ------------------------------------------------------------------------------------------
+
+
+def encode(event: str, tenant_id: str, data: dict[str, Any], timestamp: str | None = None) -> str:
+    """The one JSON envelope of every message on the channel."""
+    return json.dumps(
+        {"event": event, "tenant_id": tenant_id, "timestamp": timestamp or now_iso(), "data": data},
+        separators=(",", ":"),
+        default=str,
+    )
+
+
+class NotifierActor(Actor[NotifierMessage]):
+    """Owns one tenant's subscribers. See the module docstring for the delivery and overflow policy."""
+
+    _ids = itertools.count(1)
+
+    def __init__(
+        self,
+        services: Services,
+        tenant_id: str,
+        *,
+        self_ref: ActorRef[NotifierMessage],
+        buffer_size: int = DEFAULT_BUFFER_SIZE,
+        status_interval: float | None = None,
+    ) -> None:
+        self.services = services
+        self._self = self_ref
+        self.tenant_id = tenant_id
+        self.buffer_size = buffer_size
+        self.status_interval = (
+            float(services.settings.notify_status_interval) if status_interval is None else status_interval
+        )
+        self._subscribers: dict[int, _Subscriber] = {}
+        self._published = 0
+        self._delivered = 0
+        self._disconnected_slow = 0
+        self._next_status = math.inf
+        self._keepalive = math.inf
+        self._changed = trio.Event()
+
+    async def on_start(self, ctx: ActorContext) -> None:
+        self._keepalive = ctx.system.idle_timeout / 3
+        ctx.nursery.start_soon(self._timer, name=f"{ctx.name}:timer")
+
+    async def on_stop(self) -> None:
+        for subscriber in list(self._subscribers.values()):
+            self._close(subscriber, CLOSE_STOPPED)
+
+    async def handle(self, message: NotifierMessage) -> Any:
+        match message:
+            case Publish(event=event, data=data):
+                self._publish(event, data)
+                return None
+            case Subscribe(role=role, label=label):
+                return self._subscribe(role, label)
+            case Unsubscribe(subscription_id=sid):
+                subscriber = self._subscribers.get(sid)
+                if subscriber is not None:
+                    self._close(subscriber, None)
+                return None
+            case GetStats():
+                return NotifierStats(
+                    tenant_id=self.tenant_id,
+                    subscribers=len(self._subscribers),
+                    published=self._published,
+                    delivered=self._delivered,
+                    disconnected_slow=self._disconnected_slow,
+                    buffer_size=self.buffer_size,
+                )
+            case _Tick():
+                if self._subscribers and trio.current_time() >= self._next_status:
+                    self._publish("system.status", self._status())
+                    self._next_status = trio.current_time() + self.status_interval
+                self._changed.set()
+                return None
+            case _:
+                raise TypeError(f"unexpected message {message!r}")
+
+    # -- internals --
+
+    def _subscribe(self, role: Role, label: str) -> Subscription:
+        send, receive = trio.open_memory_channel[str](self.buffer_size)
+        subscription = Subscription(
+            id=next(self._ids), tenant_id=self.tenant_id, label=label, role=role, receive=receive
+        )
+        subscriber = _Subscriber(subscription, send)
+        self._subscribers[subscription.id] = subscriber
+        if len(self._subscribers) == 1:
+            self._next_status = trio.current_time() + self.status_interval
+        self._deliver(subscriber, "system.status", encode("system.status", self.tenant_id, self._status()))
+        self._changed.set()
+        log.debug("subscribed", extra=fields(tenant_id=self.tenant_id, subscriber=label, id=subscription.id))
+        return subscription
+
+    def _publish(self, event: str, data: dict[str, Any]) -> None:
+        self._published += 1
+        if not self._subscribers:
+            return
+        message = encode(event, self.tenant_id, data)
+        for subscriber in list(self._subscribers.values()):
+            self._deliver(subscriber, event, message)
+
+    def _deliver(self, subscriber: _Subscriber, event: str, message: str) -> None:
+        if not has_permission(subscriber.subscription.role, EVENT_PERMISSIONS[event]):
+            return
+        try:
+            subscriber.send.send_nowait(message)
+        except trio.WouldBlock:
+            self._disconnected_slow += 1
+            log.warning(
+                "subscriber too slow; disconnecting it",
+                extra=fields(
+                    tenant_id=self.tenant_id,
+                    subscriber=subscriber.subscription.label,
+                    buffered=self.buffer_size,
+                    delivered=subscriber.delivered,
+                ),
+            )
+            self._close(subscriber, CLOSE_SLOW)
+            return
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            self._close(subscriber, None)  # the subscriber went away without unsubscribing
+            return
+        subscriber.delivered += 1
+        self._delivered += 1
+
+    def _close(self, subscriber: _Subscriber, reason: str | None) -> None:
+        subscription = subscriber.subscription
+        if subscription.close_reason is None:
+            subscription.close_reason = reason
+        self._subscribers.pop(subscription.id, None)
+        subscriber.send.close()
+
+    def _status(self) -> dict[str, Any]:
+        svc = self.services
+        return {
+            "status": "shutting_down" if svc.shutting_down.is_set() else "ok",
+            "version": __version__,
+            "uptime_seconds": round(svc.uptime_seconds, 3),
+            "subscribers": len(self._subscribers),
+            "status_interval_seconds": self.status_interval,
+        }
+
+    async def _timer(self) -> None:
+        """Tick at the next status time (at least every third of the idle timeout) while subscribed."""
+        while True:
+            changed = self._changed = trio.Event()
+            wake = math.inf
+            if self._subscribers:
+                wake = min(self._next_status, trio.current_time() + self._keepalive)
+            with trio.move_on_at(wake):
+                await changed.wait()
+                continue
+            try:
+                self._self.tell(_Tick())
+            except MailboxFull:
+                await trio.sleep(min(1.0, self._keepalive))  # busy: the mailbox keeps the actor alive
+                continue
+            except ActorStopped:
+                return
+            await changed.wait()  # set once the tick is handled
+
+
+def notifier(
+    services: Services,
+    tenant_id: str,
+    *,
+    buffer_size: int = DEFAULT_BUFFER_SIZE,
+    status_interval: float | None = None,
+) -> ActorRef[NotifierMessage]:
+    """The tenant's notifier actor (`notifier:<tenant_id>`), started on first use.
+
+    `buffer_size` (events buffered per subscriber) and `status_interval` (seconds between `system.status`
+    events; default the `NOTIFY_STATUS_INTERVAL` setting) apply only when this call starts the actor.
+    Raises `ActorStopped` while the service is stopping.
+    """
+    holder: list[ActorRef[NotifierMessage]] = []
+
+    def make() -> NotifierActor:
+        return NotifierActor(
+            services, tenant_id, self_ref=holder[0], buffer_size=buffer_size, status_interval=status_interval
+        )
+
+    ref = services.actors.get_or_spawn(f"notifier:{tenant_id}", make)
+    holder.append(ref)
+    return ref
+
+
+__all__ = [
+    "EVENTS",
+    "EVENT_PERMISSIONS",
+    "GetStats",
+    "NotifierActor",
+    "NotifierStats",
+    "Publish",
+    "Subscribe",
+    "Subscription",
+    "Unsubscribe",
+    "encode",
+    "notifier",
+]

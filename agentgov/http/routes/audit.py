@@ -1,0 +1,251 @@
+"""Audit trail: append entries, list and read them, verify the tenant's chain.
+
+Writes need `audit:write` (Developer and above), reads `audit:read`, verification `audit:verify`
+(Security Analyst and above). Appends go through the tenant's audit actor (`agentgov.actors.audit`), which
+batches them; a 201 means the entry is committed. A request abandoned after its entry was queued (client
+gone, 503 after `ASK_TIMEOUT`) may still have stored it: retry with the same `Idempotency-Key` to be
+sure of one entry. Reads and verification query storage directly (verification in one read snapshot).
+An unknown entry id, or one of another tenant, is a 404; a malformed id a 422. Exports are elsewhere.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Annotated, Any
+
+import trio
+from pydantic import AfterValidator, BaseModel, Field, StrictBool
+from quart import Blueprint, request
+from quart_schema import document_headers, document_response, tag
+
+from agentgov.actors.audit import AppendEntry, AuditUnavailable, audit
+from agentgov.actors.registry import AgentNotFound, GetAgent, registry
+from agentgov.audit_chain import canonical_json
+from agentgov.http.auth import Scheme, authorize, principal, services, tenant_id
+from agentgov.http.errors import ApiError
+from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, bounded_name, page
+from agentgov.http.validation import json_body, query
+from agentgov.security.roles import Permission
+from agentgov.storage.audit import AuditEntry, AuditRepo
+
+bp = Blueprint("audit", __name__)
+
+#: Seconds a request waits for the registry or the audit actor before answering 503.
+ASK_TIMEOUT = 30.0
+MAX_JSON_BYTES = 64 * 1024
+_IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,200}$")
+
+
+def _storable(value: Any) -> Any:
+    """Reject JSON the trail cannot store exactly (NaN, infinities) or that is too large."""
+    if value is not None and len(canonical_json(value).encode()) > MAX_JSON_BYTES:
+        raise ValueError(f"must serialise to at most {MAX_JSON_BYTES} bytes of JSON")
+    return value
+
+
+JsonObject = Annotated[dict[str, Any], AfterValidator(_storable)]
+Step = Annotated[str, Field(max_length=4000)]
+RiskScore = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False, description="0.0 to 1.0")]
+
+
+class AuditLogCreate(BaseModel):
+    agent_id: uuid.UUID = Field(description="a registered agent of the tenant")
+    action: bounded_name(200)  # type: ignore[valid-type]
+    resource: bounded_name(2000)  # type: ignore[valid-type]
+    input: JsonObject | None = Field(default=None, description="action input data")
+    output: JsonObject | None = Field(default=None, description="action output data")
+    reasoning: list[Step] | None = Field(default=None, max_length=200, description="reasoning steps")
+    risk_score: RiskScore | None = None
+    is_approved: StrictBool | None = Field(default=None, description="approval status")
+
+
+class IdempotencyHeaders(BaseModel):
+    idempotency_key: str | None = Field(
+        default=None,
+        alias="Idempotency-Key",
+        description="optional; repeating a request with the same key returns the first entry instead of "
+        "storing a second one (header Idempotent-Replayed: true)",
+    )
+
+
+class AuditEntryOut(BaseModel):
+    id: str
+    sequence: int = Field(description="position in the tenant's chain (1, 2, 3, ...)")
+    kind: str = Field(description="action (logged actions, webhook) or policy_check (policy decisions)")
+    agent_id: str
+    action: str
+    resource: str
+    input: dict[str, Any] | None
+    output: dict[str, Any] | None
+    reasoning: list[str] | None
+    risk_score: float | None
+    is_approved: bool | None
+    decision: dict[str, Any] | None = Field(description="the policy decision, for kind policy_check")
+    actor: str = Field(description="who recorded it: user:<id>, key:<id>, webhook/key:<id>, ...")
+    created_at: str
+    prev_signature: str = Field(description="signature of the previous entry (64 zeros for the first)")
+    signature: str = Field(description="hex HMAC-SHA256 over the entry and prev_signature (tenant key)")
+
+
+class AuditPageOut(BaseModel):
+    items: list[AuditEntryOut]
+    total: int
+    limit: int
+    offset: int
+
+
+class AuditListQuery(BaseModel):
+    agent_id: uuid.UUID | None = None
+    action: str | None = Field(default=None, min_length=1, max_length=200)
+    skip: int = Field(default=0, ge=0, description="entries to skip (reported as offset)")
+    limit: int = Field(default=DEFAULT_PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE)
+
+
+class FindingOut(BaseModel):
+    kind: str = Field(description="modified, deleted, inserted, reordered, head or key")
+    detail: str
+    sequence: int | None = Field(description="where: the (first) sequence concerned")
+    last_sequence: int | None = Field(description="last sequence of a range, e.g. deleted entries")
+    entry_id: str | None
+
+
+class ChainHeadOut(BaseModel):
+    sequence: int
+    signature: str
+
+
+class VerifyOut(BaseModel):
+    tenant_id: str
+    intact: bool = Field(description="true when no finding was made")
+    checked: int = Field(description="entries checked")
+    head: ChainHeadOut | None = Field(description="the recorded end of the chain; keep a copy elsewhere")
+    findings: list[FindingOut]
+    truncated: bool = Field(description="more findings exist than are listed")
+
+
+def parse_entry_id(raw: str) -> str:
+    """The canonical form of the `log_id` path parameter. Raises `ApiError` 422."""
+    try:
+        return str(uuid.UUID(raw))
+    except ValueError:
+        raise ApiError(
+            422,
+            "Invalid path parameter: log_id: not a valid UUID",
+            errors=[{"field": "log_id", "message": "not a valid UUID", "type": "uuid_parsing"}],
+        ) from None
+
+
+async def require_agent(agent_id: str) -> None:
+    """Raise `ApiError` 404 "Agent not found" unless the agent is registered in the caller's tenant."""
+    ref = registry(services(), tenant_id())
+    try:
+        with trio.fail_after(ASK_TIMEOUT):
+            await ref.ask(GetAgent(agent_id))
+    except AgentNotFound:
+        raise ApiError(404, "Agent not found") from None
+    except trio.TooSlowError:
+        raise ApiError(503, "The agent registry did not answer in time", headers={"Retry-After": "1"}) from None
+
+
+async def append(message: AppendEntry) -> AuditEntry:
+    """Append through the tenant's audit actor; the entry is committed when this returns.
+
+    Raises `ApiError` 422 (invalid entry) or 503 (chain unavailable, no answer in time).
+    """
+    ref = audit(services(), tenant_id())
+    try:
+        with trio.fail_after(ASK_TIMEOUT):
+            entry: AuditEntry = await ref.ask(message)
+    except ValueError as exc:
+        raise ApiError(422, f"Invalid audit entry: {exc}") from None
+    except AuditUnavailable as exc:
+        raise ApiError(503, str(exc)) from None
+    except trio.TooSlowError:
+        raise ApiError(
+            503, "The audit trail did not answer in time; the entry may still be stored", headers={"Retry-After": "1"}
+        ) from None
+    return entry
+
+
+def _idempotency_key() -> str | None:
+    raw = request.headers.get("Idempotency-Key")
+    if raw is None:
+        return None
+    if not _IDEMPOTENCY_KEY.match(raw):
+        raise ApiError(
+            422,
+            "Invalid header: Idempotency-Key: 1 to 200 visible ASCII characters",
+            errors=[{"field": "Idempotency-Key", "message": "1 to 200 visible ASCII characters", "type": "value"}],
+        )
+    return raw
+
+
+@bp.post("/audit/log")
+@authorize(Scheme.API_KEY, permission=Permission.AUDIT_WRITE)
+@tag(["audit"])
+@json_body(AuditLogCreate)
+@document_headers(IdempotencyHeaders)
+@document_response(AuditEntryOut, 201)
+async def create_entry(data: AuditLogCreate) -> tuple[dict[str, Any], int, dict[str, str]]:
+    """Append an entry to the tenant's tamper-evident audit trail; 201 once it is durably stored."""
+    dedup = _idempotency_key()
+    agent_id = str(data.agent_id)
+    await require_agent(agent_id)
+    entry = await append(
+        AppendEntry(
+            agent_id=agent_id,
+            action=data.action,
+            resource=data.resource,
+            input=data.input,
+            output=data.output,
+            reasoning=data.reasoning,
+            risk_score=data.risk_score,
+            is_approved=data.is_approved,
+            actor=principal().actor_label,
+            dedup_key=None if dedup is None else f"api:{dedup}",
+        )
+    )
+    headers = {"Idempotent-Replayed": "true"} if entry.duplicate else {}
+    return entry.to_public(), 201, headers
+
+
+@bp.get("/audit")
+@authorize(Scheme.API_KEY, permission=Permission.AUDIT_READ)
+@tag(["audit"])
+@query(AuditListQuery)
+@document_response(AuditPageOut)
+async def list_entries(query: AuditListQuery) -> dict[str, Any]:
+    """List the tenant's audit entries, newest first; filter by agent_id and action."""
+    entries, total = await AuditRepo(services().db).list_entries(
+        tenant_id(),
+        agent_id=None if query.agent_id is None else str(query.agent_id),
+        action=query.action,
+        limit=query.limit,
+        offset=query.skip,
+    )
+    return page([e.to_public() for e in entries], total, query.limit, query.skip)
+
+
+@bp.get("/audit/verify")
+@authorize(Scheme.API_KEY, permission=Permission.AUDIT_VERIFY)
+@tag(["audit"])
+@document_response(VerifyOut)
+async def verify_chain() -> dict[str, Any]:
+    """Check the tenant's whole chain: reports each modified, deleted, inserted or reordered entry and
+    where it is (sequence, entry id). 200 in both cases; `intact` says whether anything was found."""
+    svc = services()
+    report = await AuditRepo(svc.db).verify(tenant_id(), svc.settings.effective_audit_secret)
+    return report.to_public()
+
+
+@bp.get("/audit/<log_id>")
+@authorize(Scheme.API_KEY, permission=Permission.AUDIT_READ)
+@tag(["audit"])
+@document_response(AuditEntryOut)
+async def get_entry(log_id: str) -> dict[str, Any]:
+    """One audit entry of the tenant."""
+    entry = await AuditRepo(services().db).get(tenant_id(), parse_entry_id(log_id))
+    if entry is None:
+        raise ApiError(404, "Audit entry not found")
+    return entry.to_public()
