@@ -126,8 +126,8 @@ def wrk(
     finally:
         os.unlink(lua.name)
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])  # type: ignore[index]
-    p50 = _ms(re.search(r"50%\s+(\S+)", out)[1])  # type: ignore[index]
-    p99 = _ms(re.search(r"99%\s+(\S+)", out)[1])  # type: ignore[index]
+    p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.M)[1])  # type: ignore[index]
+    p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.M)[1])  # type: ignore[index]
     errors_match = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     socket_errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
     errors = int(errors_match[1]) if errors_match else 0

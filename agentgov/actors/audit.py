@@ -11,6 +11,9 @@ Interface used by other modules::
 database, so also across restarts and processes) the answer is that entry, with `entry.duplicate` true,
 and nothing new is stored. The caller checks that the agent exists; this actor does not.
 
+`ref.tell(AppendEntry(...))` also works (fire and forget, e.g. for policy decisions); the runtime treats
+a told append that fails as a crash of the actor: it is logged and the actor restarts, reloading the head.
+
 `ask` raises `ValueError` for an invalid message (risk score outside 0..1, JSON that cannot be stored
 exactly, blank action/resource/kind), `AuditUnavailable` when the configured AUDIT_SECRET does not
 derive the key the tenant's chain was signed with (appending would break the chain), `DatabaseError`

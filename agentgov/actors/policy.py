@@ -38,8 +38,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os as _os
-_AGENT = None
 import random
 import uuid
 from collections.abc import Callable, Mapping
@@ -409,11 +407,7 @@ async def check_action(
     `MailboxFull` / `ActorStopped` (registry or policy actor busy or stopping). Cancellation before the
     evaluation leaves no trace; after it, the decision may already be queued for the audit trail.
     """
-    global _AGENT
-    if _os.environ.get('NOREG') and _AGENT is not None:
-        agent = _AGENT
-    else:
-        agent = _AGENT = await registry(services, tenant_id).ask(GetAgent(agent_id))
+    agent = await registry(services, tenant_id).ask(GetAgent(agent_id))
     attributes = agent_attributes(agent)
     decision: Decision = await policy(services, tenant_id).ask(Evaluate(attributes, action, resource, context))
     body = decision.to_response()
@@ -461,8 +455,7 @@ def record_decision(
         decision=decision,
     )
     try:
-        if not _os.environ.get('NOAUDIT'):
-            audit(services, tenant_id).tell(entry)
+        audit(services, tenant_id).tell(entry)
     except (MailboxFull, ActorStopped) as exc:
         counters.audit_dropped += 1
         log.error(

@@ -267,6 +267,11 @@ def _check_risk(value: float | None) -> float | None:
 # ----------------------------------------------------------------------------------------------- actor
 
 
+#: How long a looked-up agent may be served from memory (bounds staleness across processes).
+AGENT_CACHE_SECONDS = 1.0
+AGENT_CACHE_SIZE = 10_000
+
+
 class RegistryActor(Actor[RegistryMessage]):
     """Owns one tenant's registry: see the module docstring."""
 
@@ -283,6 +288,7 @@ class RegistryActor(Actor[RegistryMessage]):
         self._generation: int | None = None  # the registry generation the cached vectors reflect
         self._matrix: tuple[list[str], dict[str, int], np.ndarray] | None = None
         self._pending: set[str] = set()
+        self._recent: dict[str, tuple[float, Agent]] = {}  # agent id -> (read at, agent), see _get
         self._wakeup = trio.Event()
         self._embed_lock = trio.Lock()
 
@@ -290,6 +296,8 @@ class RegistryActor(Actor[RegistryMessage]):
         ctx.nursery.start_soon(self._embed_in_background)
 
     async def handle(self, message: RegistryMessage) -> Any:
+        if not isinstance(message, GetAgent | ListAgents | SearchAgents | GetAgentDetails):
+            self._recent.clear()  # a write: nothing read before it may be served after it
         match message:
             case GetAgent(agent_id):
                 return await self._get(agent_id)
@@ -321,9 +329,24 @@ class RegistryActor(Actor[RegistryMessage]):
     # --------------------------------------------------------------------------------------- handlers
 
     async def _get(self, agent_id: str) -> Agent:
+        """The agent, from a read at most `AGENT_CACHE_SECONDS` old.
+
+        Policy checks and audit writes look agents up on every request; serving repeated lookups from
+        memory saves a database round trip each. Writes through this actor clear the cache at once, so
+        in this process a read never returns an agent older than the last write; a write made by another
+        process sharing the database is seen within `AGENT_CACHE_SECONDS`.
+        """
+        now = trio.current_time()
+        cached = self._recent.get(agent_id)
+        if cached is not None and now - cached[0] < AGENT_CACHE_SECONDS:
+            return cached[1]
         agent = await self.repo.get(self.tenant_id, agent_id)
         if agent is None:
+            self._recent.pop(agent_id, None)
             raise AgentNotFound(agent_id)
+        if len(self._recent) >= AGENT_CACHE_SIZE:
+            self._recent.clear()
+        self._recent[agent_id] = (trio.current_time(), agent)
         return agent
 
     async def _register(self, msg: RegisterAgent) -> Agent:

@@ -237,14 +237,25 @@ class Wait:
 
 class Gate(Actor[Wait]):
     opened = trio.Event()
+    entered = trio.Event()
 
     async def handle(self, message: Wait) -> str:
+        Gate.entered.set()
         await Gate.opened.wait()
         return "done"
 
 
+async def until(predicate: Any) -> None:
+    """Checkpoint until `predicate()` holds. Requests may be waiting on database threads, which
+    `wait_all_tasks_blocked` counts as blocked, so wait for the state itself (bounded)."""
+    with trio.fail_after(30):
+        while not predicate():
+            await trio.testing.wait_all_tasks_blocked()
+            await trio.lowlevel.checkpoint()
+
+
 async def test_full_mailbox_answers_503(sqlite_url: str) -> None:
-    Gate.opened = trio.Event()
+    Gate.opened, Gate.entered = trio.Event(), trio.Event()
     async with running_services(settings_for(sqlite_url)) as svc:
         app = create_app(svc)
         extra = Blueprint("gate", __name__)
@@ -266,9 +277,9 @@ async def test_full_mailbox_answers_503(sqlite_url: str) -> None:
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(call)  # taken by the actor, waiting at the gate
-            await trio.testing.wait_all_tasks_blocked()
+            await until(Gate.entered.is_set)
             nursery.start_soon(call)  # fills the one-slot mailbox
-            await trio.testing.wait_all_tasks_blocked()
+            await until(lambda: [a["queued"] for a in svc.actors.stats() if a["name"] == "gate"] == [1])
             response = await client.post("/api/v1/gate", headers=headers)
             assert response.status_code == 503
             assert response.headers["Retry-After"] == "1"
