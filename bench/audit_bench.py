@@ -16,59 +16,13 @@ import argparse
 import hashlib
 import hmac
 import json
-import os
-import re
-import shutil
-import subprocess
-import tempfile
 import time
 import urllib.request
 from typing import Any
 
-from harness import WEBHOOK_SECRET, Result, agentgov_server, create_tenant, hello_server
+from harness import WEBHOOK_SECRET, Result, agentgov_server, create_tenant, hello_server, wrk
 
 CLIENTS = (1, 50)
-
-
-_UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
-
-
-def _ms(out: str, percentile: str) -> float:
-    match = re.search(rf"^\s*{percentile}%\s+([\d.]+)(us|ms|s)\s*$", out, re.MULTILINE)
-    if match is None:
-        raise RuntimeError(f"no {percentile}% latency in wrk output:\n{out}")
-    return float(match[1]) * _UNITS[match[2]]
-
-
-def wrk(
-    name: str,
-    url: str,
-    *,
-    connections: int,
-    seconds: int,
-    script: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> Result:
-    """One wrk run (one thread); `script` is Lua for POST bodies and per-request headers."""
-    if shutil.which("wrk") is None:
-        raise SystemExit("wrk is not installed: apt-get install -y wrk")
-    args = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", url]
-    for key, value in (headers or {}).items():
-        args += ["-H", f"{key}: {value}"]
-    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
-        lua.write(script or "")
-    if script:
-        args += ["-s", lua.name]
-    try:
-        out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
-    finally:
-        os.unlink(lua.name)
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])  # type: ignore[index]
-    errors = sum(int(n) for n in re.findall(r"Non-2xx or 3xx responses: (\d+)", out))
-    socket_errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
-    if socket_errors:
-        errors += sum(int(g) for g in socket_errors.groups())
-    return Result(name, rps, _ms(out, "50"), _ms(out, "99"), errors)
 
 
 def _call(base: str, method: str, path: str, key: str, body: Any = None) -> Any:
