@@ -50,6 +50,7 @@ import trio
 
 from agentgov.actors.notifier import Publish, notifier
 from agentgov.actors.runtime import Actor, ActorContext, ActorRef, ActorStopped, MailboxFull
+from agentgov.actors.ticker import SelfTicker
 from agentgov.logs import fields
 from agentgov.storage.hitl import (
     APPROVED,
@@ -165,8 +166,10 @@ class HitlActor(Actor[HitlMessage]):
         self._self = self_ref
         self._deadlines: dict[str, float] = {}
         self._heap: list[tuple[float, str]] = []
-        self._changed = trio.Event()
         self._keepalive = math.inf
+        self._ticker = SelfTicker(
+            self_ref, _Tick(), self._next_wake, lambda: min(1.0, self._keepalive)
+        )  # when busy, queued messages expire what is due
 
     async def on_start(self, ctx: ActorContext) -> None:
         self._keepalive = ctx.system.idle_timeout / 3
@@ -185,7 +188,7 @@ class HitlActor(Actor[HitlMessage]):
                 "pending approvals reloaded",
                 extra=fields(tenant_id=self.tenant_id, pending=len(self._deadlines), expired=len(overdue)),
             )
-        ctx.nursery.start_soon(self._timer, name=f"{ctx.name}:timer")
+        ctx.nursery.start_soon(self._ticker.run, name=f"{ctx.name}:timer")
 
     async def handle(self, message: HitlMessage) -> Any:
         await self._expire_due()
@@ -201,7 +204,7 @@ class HitlActor(Actor[HitlMessage]):
                     self.tenant_id, now=now_iso(), limit=limit, offset=offset, agent_id=agent_id
                 )
             case _Tick():
-                self._changed.set()
+                self._ticker.poke()
                 return None
             case _:
                 raise TypeError(f"unexpected message {message!r}")
@@ -277,7 +280,7 @@ class HitlActor(Actor[HitlMessage]):
     def _track(self, request_id: str, deadline: float) -> None:
         self._deadlines[request_id] = deadline
         heapq.heappush(self._heap, (deadline, request_id))
-        self._changed.set()
+        self._ticker.poke()
 
     def _adopt(self, record: ApprovalRequest) -> None:
         """Track a pending request this actor did not create (another process, or before a restart)."""
@@ -317,24 +320,11 @@ class HitlActor(Actor[HitlMessage]):
         except (MailboxFull, ActorStopped) as exc:
             log.warning("notification not sent", extra=fields(tenant_id=self.tenant_id, event=event, error=str(exc)))
 
-    async def _timer(self) -> None:
-        """Send `_Tick` at the earliest deadline (and every third of the idle timeout while any is pending)."""
-        while True:
-            changed = self._changed = trio.Event()
-            wake = math.inf
-            if self._deadlines:
-                wake = min(self._heap[0][0], trio.current_time() + self._keepalive)
-            with trio.move_on_at(wake):
-                await changed.wait()
-                continue
-            try:
-                self._self.tell(_Tick())
-            except MailboxFull:
-                await trio.sleep(min(1.0, self._keepalive))  # busy: queued messages expire what is due
-                continue
-            except ActorStopped:
-                return
-            await changed.wait()  # set once the tick is handled
+    def _next_wake(self) -> float:
+        """The earliest deadline (and every third of the idle timeout while any is pending)."""
+        if not self._deadlines:
+            return math.inf
+        return min(self._heap[0][0], trio.current_time() + self._keepalive)
 
 
 def hitl(services: Services, tenant_id: str) -> ActorRef[HitlMessage]:

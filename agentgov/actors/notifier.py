@@ -51,7 +51,8 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from agentgov import __version__
-from agentgov.actors.runtime import Actor, ActorContext, ActorRef, ActorStopped, MailboxFull
+from agentgov.actors.runtime import Actor, ActorContext, ActorRef
+from agentgov.actors.ticker import SelfTicker
 from agentgov.logs import fields
 from agentgov.security.roles import Permission, Role, has_permission
 from agentgov.timeutil import now_iso
@@ -193,11 +194,13 @@ class NotifierActor(Actor[NotifierMessage]):
         self._disconnected_slow = 0
         self._next_status = math.inf
         self._keepalive = math.inf
-        self._changed = trio.Event()
+        self._ticker = SelfTicker(
+            self_ref, _Tick(), self._next_wake, lambda: min(1.0, self._keepalive)
+        )  # when busy, the mailbox keeps the actor alive
 
     async def on_start(self, ctx: ActorContext) -> None:
         self._keepalive = ctx.system.idle_timeout / 3
-        ctx.nursery.start_soon(self._timer, name=f"{ctx.name}:timer")
+        ctx.nursery.start_soon(self._ticker.run, name=f"{ctx.name}:timer")
 
     async def on_stop(self) -> None:
         for subscriber in list(self._subscribers.values()):
@@ -228,7 +231,7 @@ class NotifierActor(Actor[NotifierMessage]):
                 if self._subscribers and trio.current_time() >= self._next_status:
                     self._publish("system.status", self._status())
                     self._next_status = trio.current_time() + self.status_interval
-                self._changed.set()
+                self._ticker.poke()
                 return None
             case _:
                 raise TypeError(f"unexpected message {message!r}")
@@ -245,7 +248,7 @@ class NotifierActor(Actor[NotifierMessage]):
         if len(self._subscribers) == 1:
             self._next_status = trio.current_time() + self.status_interval
         self._deliver(subscriber, "system.status", encode("system.status", self.tenant_id, self._status()))
-        self._changed.set()
+        self._ticker.poke()
         log.debug("subscribed", extra=fields(tenant_id=self.tenant_id, subscriber=label, id=subscription.id))
         return subscription
 
@@ -298,24 +301,11 @@ class NotifierActor(Actor[NotifierMessage]):
             "status_interval_seconds": self.status_interval,
         }
 
-    async def _timer(self) -> None:
-        """Tick at the next status time (at least every third of the idle timeout) while subscribed."""
-        while True:
-            changed = self._changed = trio.Event()
-            wake = math.inf
-            if self._subscribers:
-                wake = min(self._next_status, trio.current_time() + self._keepalive)
-            with trio.move_on_at(wake):
-                await changed.wait()
-                continue
-            try:
-                self._self.tell(_Tick())
-            except MailboxFull:
-                await trio.sleep(min(1.0, self._keepalive))  # busy: the mailbox keeps the actor alive
-                continue
-            except ActorStopped:
-                return
-            await changed.wait()  # set once the tick is handled
+    def _next_wake(self) -> float:
+        """The next status time (at least every third of the idle timeout) while subscribed."""
+        if not self._subscribers:
+            return math.inf
+        return min(self._next_status, trio.current_time() + self._keepalive)
 
 
 def notifier(

@@ -24,7 +24,7 @@ from quart_schema.openapi import QUART_SCHEMA_SECURITY_ATTRIBUTE
 from agentgov.http.errors import ApiError
 from agentgov.security import api_keys
 from agentgov.security.principal import Principal, PrincipalKind
-from agentgov.security.roles import Permission, Role
+from agentgov.security.roles import MINIMUM_ROLE, Permission, Role
 from agentgov.security.tokens import InvalidToken
 from agentgov.services import Services
 from agentgov.timeutil import now_iso
@@ -104,7 +104,7 @@ def authorize(*schemes: Scheme, permission: Permission | None, tenant_scoped: bo
                 raise ApiError(
                     403,
                     f"Forbidden: {rule.permission.value} requires a role of at least "
-                    f"{_minimum(rule.permission).value} (you are {who.role.value})",
+                    f"{MINIMUM_ROLE[rule.permission].value} (you are {who.role.value})",
                 )
             if rule.tenant_scoped and who.tenant_id is None:
                 raise ApiError(403, "This route acts on a tenant; authenticate with a tenant or user credential")
@@ -138,12 +138,6 @@ async def authenticate_websocket_token(token: str | None, permission: Permission
     if not who.can(permission) or who.tenant_id is None:
         raise ApiError(403, f"Forbidden: {permission.value} on a tenant is required")
     return who
-
-
-def _minimum(permission: Permission) -> Role:
-    from agentgov.security.roles import MINIMUM_ROLE
-
-    return MINIMUM_ROLE[permission]
 
 
 async def authenticate(schemes: tuple[Scheme, ...]) -> Principal:

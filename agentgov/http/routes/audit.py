@@ -148,6 +148,29 @@ async def require_agent(agent_id: str) -> None:
         raise ApiError(503, "The agent registry did not answer in time", headers={"Retry-After": "1"}) from None
 
 
+async def append_action(data: Any, *, actor: str, dedup_key: str | None) -> AuditEntry:
+    """Append an agent action (`AuditLogCreate` or the webhook's payload: same fields) once the agent is known.
+
+    Raises `ApiError` 404 "Agent not found", or as `append`.
+    """
+    agent_id = str(data.agent_id)
+    await require_agent(agent_id)
+    return await append(
+        AppendEntry(
+            agent_id=agent_id,
+            action=data.action,
+            resource=data.resource,
+            input=data.input,
+            output=data.output,
+            reasoning=data.reasoning,
+            risk_score=data.risk_score,
+            is_approved=data.is_approved,
+            actor=actor,
+            dedup_key=dedup_key,
+        )
+    )
+
+
 async def append(message: AppendEntry) -> AuditEntry:
     """Append through the tenant's audit actor; the entry is committed when this returns.
 
@@ -190,21 +213,8 @@ def _idempotency_key() -> str | None:
 async def create_entry(data: AuditLogCreate) -> tuple[dict[str, Any], int, dict[str, str]]:
     """Append an entry to the tenant's tamper-evident audit trail; 201 once it is durably stored."""
     dedup = _idempotency_key()
-    agent_id = str(data.agent_id)
-    await require_agent(agent_id)
-    entry = await append(
-        AppendEntry(
-            agent_id=agent_id,
-            action=data.action,
-            resource=data.resource,
-            input=data.input,
-            output=data.output,
-            reasoning=data.reasoning,
-            risk_score=data.risk_score,
-            is_approved=data.is_approved,
-            actor=principal().actor_label,
-            dedup_key=None if dedup is None else f"api:{dedup}",
-        )
+    entry = await append_action(
+        data, actor=principal().actor_label, dedup_key=None if dedup is None else f"api:{dedup}"
     )
     headers = {"Idempotent-Replayed": "true"} if entry.duplicate else {}
     return entry.to_public(), 201, headers

@@ -40,11 +40,10 @@ from pydantic import BaseModel, Field, StrictBool, ValidationError
 from quart import Blueprint, request
 from quart_schema import document_headers, document_request, document_response, tag
 
-from agentgov.actors.audit import AppendEntry
 from agentgov.actors.registry import AgentNotFound, Heartbeat, registry
 from agentgov.http.auth import Scheme, authorize, principal, services, tenant_id
 from agentgov.http.errors import ApiError, validation_error
-from agentgov.http.routes.audit import ASK_TIMEOUT, JsonObject, RiskScore, Step, append, require_agent
+from agentgov.http.routes.audit import ASK_TIMEOUT, JsonObject, RiskScore, Step, append_action
 from agentgov.http.schemas import bounded_name
 from agentgov.http.validation import read_json
 from agentgov.security.roles import Permission
@@ -181,23 +180,7 @@ async def agent_webhook() -> dict[str, Any]:
 
 
 async def _action(data: ActionPayload, raw: bytes) -> dict[str, Any]:
-    dedup = _delivery_key(raw)
-    agent_id = str(data.agent_id)
-    await require_agent(agent_id)
-    entry = await append(
-        AppendEntry(
-            agent_id=agent_id,
-            action=data.action,
-            resource=data.resource,
-            input=data.input,
-            output=data.output,
-            reasoning=data.reasoning,
-            risk_score=data.risk_score,
-            is_approved=data.is_approved,
-            actor=f"webhook/{principal().actor_label}",
-            dedup_key=dedup,
-        )
-    )
+    entry = await append_action(data, actor=f"webhook/{principal().actor_label}", dedup_key=_delivery_key(raw))
     return WebhookAccepted(
         event="agent.action", duplicate=entry.duplicate, entry_id=entry.id, sequence=entry.sequence
     ).model_dump(exclude_none=True)
