@@ -3,22 +3,26 @@
 Interface used by other modules:
 
 * `policy(services, tenant_id) -> ActorRef` -- the tenant's policy actor, started on first use.
-* `await ref.ask(Evaluate(agent, action, resource, context))` -> `Decision` (pure evaluation against the
-  compiled set, ~0.1-0.3 ms, on the actor's task: no thread hop). Raises `InvalidRequestError` for a
-  malformed request (mistyped declared context attribute, empty action).
+* `await policy_view(services, tenant_id)` -> the `PolicyView` the actor publishes: its compiled set and
+  evaluation clock. `view.evaluate(agent, action, resource, context)` -> `Decision` is a pure evaluation
+  (~0.1-0.3 ms) run by the caller's own task, with no message to the actor: the actor is the only writer
+  of the view and replaces it, never mutates it. Raises `InvalidRequestError` for a malformed request
+  (mistyped declared context attribute, empty action).
 * Writes: `CreatePolicy`, `UpdatePolicy`, `DeletePolicy`, `SetDefaultDecision` (see each message). They
   validate, write durably through `PolicyRepo`, then recompile, so a check asked after a write's reply
   reflects it. They raise `PolicyValidationError` (422), `DuplicatePolicyId` (409), `PolicyNotFound` (404).
 * `Sync()` -> the generation now compiled (re-reads the database first; mostly for tests and tooling).
+  `Compiled()` -> the generation compiled, without a database read, once earlier messages are handled.
 * `await check_action(services, tenant_id, agent_id, action, resource, context, actor=...)` -> the
-  `POST /policies/check` body: registry lookup, evaluation, decision log, and the `policy.violated` /
-  human-approval hooks (see its docstring). The HTTP route calls it; so can any other entry point.
+  `POST /policies/check` body: agent lookup (the registry's published view), evaluation, decision log,
+  and the `policy.violated` / human-approval hooks (see its docstring). The HTTP route calls it; so can
+  any other entry point.
 
 Freshness across processes
 --------------------------
 Every policy or default-decision write bumps the tenant's *generation* in the same transaction. The actor
 recompiles only when the generation it compiled differs from the stored one. Writes made through this actor
-are compiled before the write is acknowledged; writes made by another process behind the load balancer are
+are compiled and published before the write is acknowledged; writes made by another process behind the load balancer are
 noticed by a timer that queues a `_Tick` every `SYNC_INTERVAL` seconds: the actor then reads the generation
 (one indexed row) and recompiles only if it moved. So they take effect here within about `SYNC_INTERVAL`
 (1 s); a check never reads the database for it.
@@ -30,8 +34,9 @@ Cancellation
 ------------
 Cancelling a caller of `ask` abandons the reply; a write already sent to the database still commits (the
 database layer finishes the statement) and the actor still recompiles. Stopping the actor (idle timeout or
-shutdown) cancels the background sync task; the compiled set is simply dropped and rebuilt from the database
-on the next start. Nothing is buffered, so nothing is lost.
+shutdown) cancels the background sync task and withdraws the view; the compiled set is rebuilt from the database
+on the next start (the next check starts the actor and waits for it). Nothing is buffered, so nothing is
+lost.
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ import trio
 from agentgov.actors.audit import AppendEntry, audit
 from agentgov.actors.hitl import RequestApproval, hitl
 from agentgov.actors.notifier import Publish, notifier
-from agentgov.actors.registry import GetAgent, registry
+from agentgov.actors.registry import lookup_agent
 from agentgov.actors.runtime import Actor, ActorContext, ActorRef, ActorStopped, MailboxFull
 from agentgov.audit_chain import canonical_json
 from agentgov.logs import fields
@@ -93,13 +98,16 @@ def utc_now() -> datetime:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Evaluate:
-    """Decide `action` on `resource` for `agent`. Reply: `Decision`."""
+class PolicyView:
+    """A tenant's compiled policy set as its actor published it, with the clock checks are evaluated at."""
 
-    agent: AgentAttributes
-    action: str
-    resource: str
-    context: Mapping[str, Any]
+    compiled: CompiledPolicySet
+    generation: int
+    clock: Clock
+
+    def evaluate(self, agent: AgentAttributes, action: str, resource: str, context: Mapping[str, Any]) -> Decision:
+        """Decide `action` on `resource` for `agent` now. Raises `InvalidRequestError` for a malformed request."""
+        return self.compiled.evaluate(agent, action, resource, context, now=self.clock())
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -143,11 +151,17 @@ class Sync:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class Compiled:
+    """Reply: the generation compiled now, without reading the database. Being handled in turn, the reply
+    also means every message sent before it (e.g. a background sync tick) has been handled."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class _Tick:
     """Sent by the actor's own timer: like `Sync`, but a database error is logged, not a crash."""
 
 
-PolicyMessage = Evaluate | CreatePolicy | UpdatePolicy | DeletePolicy | SetDefaultDecision | Sync | _Tick
+PolicyMessage = CreatePolicy | UpdatePolicy | DeletePolicy | SetDefaultDecision | Sync | Compiled | _Tick
 
 
 # ------------------------------------------------------------------------------------------------ helpers
@@ -210,15 +224,19 @@ class PolicyActor(Actor[PolicyMessage]):
         self.default_decision: DefaultDecision = "deny"
         self.compiled: CompiledPolicySet = compile_policy_set([])
         self._validated: dict[tuple[str, int], ValidatedDocument | None] = {}
+        self._view: PolicyView | None = None
 
     async def on_start(self, ctx: ActorContext) -> None:
         self._install(await self.repo.snapshot(self.tenant_id))
         ctx.nursery.start_soon(self._sync_loop)
 
+    async def on_stop(self) -> None:
+        views = self.services.policy_views
+        if self._view is not None and views.get(self.tenant_id) is self._view:
+            del views[self.tenant_id]
+
     async def handle(self, message: PolicyMessage) -> Any:
         match message:
-            case Evaluate(agent, action, resource, context):
-                return self.compiled.evaluate(agent, action, resource, context, now=self.clock())
             case CreatePolicy(document, actor):
                 validated = validate_document(document)
                 stored, generation = await self.repo.create(self.tenant_id, _write_of(validated), actor)
@@ -235,6 +253,8 @@ class PolicyActor(Actor[PolicyMessage]):
                 return decision
             case Sync():
                 await self._sync()
+                return self.generation
+            case Compiled():
                 return self.generation
             case _Tick():
                 try:
@@ -293,6 +313,8 @@ class PolicyActor(Actor[PolicyMessage]):
         self.compiled = _compile(documents, default_allow=snapshot.default_decision == "allow")
         self.default_decision = snapshot.default_decision
         self.generation = snapshot.generation
+        self._view = PolicyView(self.compiled, self.generation, self.clock)
+        self.services.policy_views[self.tenant_id] = self._view
         live = {(p.id, p.version) for p in snapshot.active}
         self._validated = {k: v for k, v in self._validated.items() if k in live}
         log.debug(
@@ -345,6 +367,20 @@ def _compile(documents: list[ValidatedDocument], *, default_allow: bool) -> Comp
 def policy(services: Services, tenant_id: str) -> ActorRef[PolicyMessage]:
     """The tenant's policy actor (`policy:<tenant_id>`), spawned on first use."""
     return services.actors.get_or_spawn(f"policy:{tenant_id}", lambda: PolicyActor(services, tenant_id))
+
+
+async def policy_view(services: Services, tenant_id: str) -> PolicyView:
+    """The tenant's published `PolicyView`; the first call starts the actor and waits for its first compile.
+
+    Raises the runtime's `MailboxFull` / `ActorStopped`, and `DatabaseError` if the policies cannot be read.
+    """
+    view = services.policy_views.get(tenant_id)
+    if view is None:
+        await policy(services, tenant_id).ask(Sync())
+        view = services.policy_views.get(tenant_id)
+        if view is None:  # stopped again before this task resumed
+            raise ActorStopped(f"policy:{tenant_id}")
+    return view
 
 
 # ------------------------------------------------------------------------------------------ the check path
@@ -407,9 +443,8 @@ async def check_action(
     `MailboxFull` / `ActorStopped` (registry or policy actor busy or stopping). Cancellation before the
     evaluation leaves no trace; after it, the decision may already be queued for the audit trail.
     """
-    agent = await registry(services, tenant_id).ask(GetAgent(agent_id))
-    attributes = agent_attributes(agent)
-    decision: Decision = await policy(services, tenant_id).ask(Evaluate(attributes, action, resource, context))
+    agent = await lookup_agent(services, tenant_id, agent_id)
+    decision = (await policy_view(services, tenant_id)).evaluate(agent_attributes(agent), action, resource, context)
     body = decision.to_response()
     body["anomaly"] = None  # no anomaly detector is wired into checks yet
     body["approval_id"] = None

@@ -12,8 +12,11 @@ The other messages (all declared below) are `RegisterAgent`, `UpdateAgent`, `Del
 (the HTTP layer validates first, so this only guards other callers). `ask` also raises the runtime's
 `MailboxFull` / `ActorStopped`, and storage's `DatabaseError`.
 
-State. The database is the source of truth for agents: every read goes to it, so several processes
-sharing one database see each other's changes. The actor keeps only a cache of the tenant's embedding
+State. The database is the source of truth for agents: reads go to it, so several processes sharing one
+database see each other's changes. The exception is the agent lookup: `GetAgent` answers from, and
+fills, `RecentAgents`, a view the actor publishes so that checks and audit writes look agents up without
+a message (`lookup_agent`); an entry lives `AGENT_CACHE_SECONDS`, and the actor clears the view before
+and after each of its writes. The actor keeps only a cache of the tenant's embedding
 vectors for search, tagged with the tenant's registry *generation* (a counter every write that changes
 what search ranks advances, in the same transaction). A search first compares the stored generation
 with the cached one; when another process changed the registry, it embeds whatever is missing or stale
@@ -272,6 +275,56 @@ AGENT_CACHE_SECONDS = 1.0
 AGENT_CACHE_SIZE = 10_000
 
 
+class RecentAgents:
+    """Agents the tenant's registry actor read recently: a view it publishes for lookups without a message.
+
+    Only the registry actor writes it (on reads from the database, and by clearing it around its own
+    writes); any task may call `get`. An entry is served for `AGENT_CACHE_SECONDS` after it was read, so a
+    write made by another process sharing the database is seen within that time, and a write made through
+    this process's actor is seen as soon as the write is answered.
+    """
+
+    def __init__(self) -> None:
+        self._items: dict[str, tuple[float, Agent]] = {}
+
+    def get(self, agent_id: str) -> Agent | None:
+        """The agent if it was read less than `AGENT_CACHE_SECONDS` ago, else None."""
+        cached = self._items.get(agent_id)
+        if cached is not None and trio.current_time() - cached[0] < AGENT_CACHE_SECONDS:
+            return cached[1]
+        return None
+
+    def put(self, agent: Agent) -> None:
+        if len(self._items) >= AGENT_CACHE_SIZE:
+            self._items.clear()
+        self._items[agent.id] = (trio.current_time(), agent)
+
+    def drop(self, agent_id: str) -> None:
+        self._items.pop(agent_id, None)
+
+    def clear(self) -> None:
+        self._items.clear()
+
+
+def recent_agents(services: Services, tenant_id: str) -> RecentAgents:
+    """The tenant's `RecentAgents` view (created empty on first use)."""
+    view = services.recent_agents.get(tenant_id)
+    if view is None:
+        view = services.recent_agents[tenant_id] = RecentAgents()
+    return view
+
+
+async def lookup_agent(services: Services, tenant_id: str, agent_id: str) -> Agent:
+    """The agent, from the published view when fresh, else asked of the registry actor.
+
+    Raises `AgentNotFound`, and the runtime's `MailboxFull` / `ActorStopped`.
+    """
+    agent = recent_agents(services, tenant_id).get(agent_id)
+    if agent is None:
+        agent = await registry(services, tenant_id).ask(GetAgent(agent_id))
+    return agent
+
+
 class RegistryActor(Actor[RegistryMessage]):
     """Owns one tenant's registry: see the module docstring."""
 
@@ -280,6 +333,7 @@ class RegistryActor(Actor[RegistryMessage]):
         tenant_id: str,
         repo: AgentRepo,
         embedder: Embedder | None = None,
+        recent: RecentAgents | None = None,
     ) -> None:
         self.tenant_id = tenant_id
         self.repo = repo
@@ -288,27 +342,30 @@ class RegistryActor(Actor[RegistryMessage]):
         self._generation: int | None = None  # the registry generation the cached vectors reflect
         self._matrix: tuple[list[str], dict[str, int], np.ndarray] | None = None
         self._pending: set[str] = set()
-        self._recent: dict[str, tuple[float, Agent]] = {}  # agent id -> (read at, agent), see _get
+        self._recent = recent or RecentAgents()  # published for lookups without a message, see _get
         self._wakeup = trio.Event()
         self._embed_lock = trio.Lock()
 
     async def on_start(self, ctx: ActorContext) -> None:
         ctx.nursery.start_soon(self._embed_in_background)
 
+    async def on_stop(self) -> None:
+        self._recent.clear()
+
     async def handle(self, message: RegistryMessage) -> Any:
-        if not isinstance(message, GetAgent | ListAgents | SearchAgents | GetAgentDetails):
-            self._recent.clear()  # a write: nothing read before it may be served after it
+        if isinstance(message, GetAgent | ListAgents | SearchAgents | GetAgentDetails):
+            return await self._read(message)
+        # A write: nothing read before it (including by the write itself) may be served after it.
+        self._recent.clear()
+        try:
+            return await self._write(message)
+        finally:
+            self._recent.clear()
+
+    async def _read(self, message: GetAgent | ListAgents | SearchAgents | GetAgentDetails) -> Any:
         match message:
             case GetAgent(agent_id):
                 return await self._get(agent_id)
-            case Heartbeat(agent_id, status):
-                return await self._heartbeat(agent_id, status)
-            case RegisterAgent():
-                return await self._register(message)
-            case UpdateAgent(agent_id, changes):
-                return await self._update(agent_id, changes)
-            case DeleteAgent(agent_id):
-                return await self._delete(agent_id)
             case ListAgents(agent_type, status, limit, offset):
                 items, total = await self.repo.list_page(
                     self.tenant_id, agent_type=agent_type, status=status, limit=limit, offset=offset
@@ -318,6 +375,18 @@ class RegistryActor(Actor[RegistryMessage]):
                 return await self._search(query, limit)
             case GetAgentDetails(agent_id):
                 return await self._details(agent_id)
+        raise TypeError(f"not a read: {type(message).__name__}")
+
+    async def _write(self, message: RegistryMessage) -> Any:
+        match message:
+            case Heartbeat(agent_id, status):
+                return await self._heartbeat(agent_id, status)
+            case RegisterAgent():
+                return await self._register(message)
+            case UpdateAgent(agent_id, changes):
+                return await self._update(agent_id, changes)
+            case DeleteAgent(agent_id):
+                return await self._delete(agent_id)
             case SetRiskScore(agent_id, risk_score):
                 agent = await self.repo.set_risk_score(self.tenant_id, agent_id, _check_risk(risk_score))
                 if agent is None:
@@ -336,17 +405,14 @@ class RegistryActor(Actor[RegistryMessage]):
         in this process a read never returns an agent older than the last write; a write made by another
         process sharing the database is seen within `AGENT_CACHE_SECONDS`.
         """
-        now = trio.current_time()
         cached = self._recent.get(agent_id)
-        if cached is not None and now - cached[0] < AGENT_CACHE_SECONDS:
-            return cached[1]
+        if cached is not None:
+            return cached
         agent = await self.repo.get(self.tenant_id, agent_id)
         if agent is None:
-            self._recent.pop(agent_id, None)
+            self._recent.drop(agent_id)
             raise AgentNotFound(agent_id)
-        if len(self._recent) >= AGENT_CACHE_SIZE:
-            self._recent.clear()
-        self._recent[agent_id] = (trio.current_time(), agent)
+        self._recent.put(agent)
         return agent
 
     async def _register(self, msg: RegisterAgent) -> Agent:
@@ -593,7 +659,8 @@ class RegistryActor(Actor[RegistryMessage]):
 def registry(services: Services, tenant_id: str) -> ActorRef[RegistryMessage]:
     """The tenant's registry actor (`registry:<tenant_id>`), spawned on first use."""
     return services.actors.get_or_spawn(
-        f"registry:{tenant_id}", lambda: RegistryActor(tenant_id, AgentRepo(services.db))
+        f"registry:{tenant_id}",
+        lambda: RegistryActor(tenant_id, AgentRepo(services.db), recent=recent_agents(services, tenant_id)),
     )
 
 

@@ -99,16 +99,7 @@ def authorize(*schemes: Scheme, permission: Permission | None, tenant_scoped: bo
     def decorator(func: F) -> F:
         @functools.wraps(func)
         async def wrapper(*args: Any, **kwargs: Any) -> Any:
-            who = await authenticate(rule.schemes)
-            if rule.permission is not None and not who.can(rule.permission):
-                raise ApiError(
-                    403,
-                    f"Forbidden: {rule.permission.value} requires a role of at least "
-                    f"{MINIMUM_ROLE[rule.permission].value} (you are {who.role.value})",
-                )
-            if rule.tenant_scoped and who.tenant_id is None:
-                raise ApiError(403, "This route acts on a tenant; authenticate with a tenant or user credential")
-            g.principal = who
+            g.principal = await admit(rule, request.headers.get, services())
             return await func(*args, **kwargs)
 
         setattr(wrapper, ROUTE_RULE_ATTR, rule)
@@ -140,11 +131,36 @@ async def authenticate_websocket_token(token: str | None, permission: Permission
     return who
 
 
-async def authenticate(schemes: tuple[Scheme, ...]) -> Principal:
+def rule_of(view: Callable[..., Any]) -> RouteRule:
+    """The declaration `@authorize`/`@public` left on `view`. Raises `LookupError` if it has none."""
+    rule = getattr(view, ROUTE_RULE_ATTR, None)
+    if not isinstance(rule, RouteRule):
+        raise LookupError(f"{getattr(view, '__name__', view)!r} has no auth declaration")
+    return rule
+
+
+async def admit(rule: RouteRule, header: Callable[[str], str | None], svc: Services) -> Principal:
+    """The principal a request is allowed to act as under `rule`; `header(name)` reads a request header.
+
+    Raises `ApiError`: 401 (credentials missing or not valid), 403 (no permission, or no tenant on a
+    tenant-scoped route).
+    """
+    who = await authenticate(rule.schemes, header, svc)
+    if rule.permission is not None and not who.can(rule.permission):
+        raise ApiError(
+            403,
+            f"Forbidden: {rule.permission.value} requires a role of at least "
+            f"{MINIMUM_ROLE[rule.permission].value} (you are {who.role.value})",
+        )
+    if rule.tenant_scoped and who.tenant_id is None:
+        raise ApiError(403, "This route acts on a tenant; authenticate with a tenant or user credential")
+    return who
+
+
+async def authenticate(schemes: tuple[Scheme, ...], header: Callable[[str], str | None], svc: Services) -> Principal:
     """Resolve the first credential present among `schemes`. Raises `ApiError` 401."""
-    svc = services()
     for scheme in schemes:
-        raw = request.headers.get(scheme.value)
+        raw = header(scheme.value)
         if raw is None:
             continue
         resolver = _resolvers.get(scheme)

@@ -88,33 +88,37 @@ def install_error_handlers(app: Quart) -> None:
         return error_response(status, detail, headers)
 
     @app.errorhandler(MailboxFull)
-    async def _busy(exc: MailboxFull) -> Response:
-        return error_response(503, f"Service busy: {exc}; retry shortly", {"Retry-After": "1"})
-
     @app.errorhandler(ActorStopped)
-    async def _stopped(exc: ActorStopped) -> Response:
-        return error_response(503, f"Service unavailable: {exc} (shutting down or restarting)", {"Retry-After": "1"})
-
     @app.errorhandler(ActorCrashed)
-    async def _crashed(exc: ActorCrashed) -> Response:
-        return _internal(exc)
-
     @app.errorhandler(DatabaseError)
-    async def _database(exc: DatabaseError) -> Response:
-        log.error("database error", exc_info=exc)
-        return error_response(503, "Service unavailable: the database is not reachable", {"Retry-After": "5"})
-
     @app.errorhandler(CacheError)
-    async def _cache(exc: CacheError) -> Response:
-        log.error("cache error", exc_info=exc)
-        return error_response(503, "Service unavailable: the cache is not reachable", {"Retry-After": "5"})
-
     @app.errorhandler(Exception)
-    async def _unexpected(exc: Exception) -> Response:
-        return _internal(exc)
+    async def _runtime(exc: Exception) -> Response:
+        err = api_error_for(exc)
+        return error_response(err.status, err.detail, err.headers, **err.extra)
 
 
-def _internal(exc: BaseException) -> Response:
+def api_error_for(exc: Exception) -> ApiError:
+    """The answer to an exception a handler let escape (logging the ones that need a look).
+
+    `ApiError` as it is; a full mailbox or a stopping actor a 503 with Retry-After; an unreachable database
+    or cache a 503; anything else a 500 whose detail quotes the request id.
+    """
+    match exc:
+        case ApiError():
+            return exc
+        case MailboxFull():
+            return ApiError(503, f"Service busy: {exc}; retry shortly", headers={"Retry-After": "1"})
+        case ActorStopped():
+            return ApiError(
+                503, f"Service unavailable: {exc} (shutting down or restarting)", headers={"Retry-After": "1"}
+            )
+        case DatabaseError():
+            log.error("database error", exc_info=exc)
+            return ApiError(503, "Service unavailable: the database is not reachable", headers={"Retry-After": "5"})
+        case CacheError():
+            log.error("cache error", exc_info=exc)
+            return ApiError(503, "Service unavailable: the cache is not reachable", headers={"Retry-After": "5"})
     request_id = request_id_var.get()
     log.error("unhandled error", exc_info=exc, extra=fields(error=type(exc).__name__))
-    return error_response(500, f"Internal error; quote request id {request_id} when reporting it")
+    return ApiError(500, f"Internal error; quote request id {request_id} when reporting it")

@@ -24,10 +24,19 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 async def read_json() -> Any:
-    """The request body parsed as JSON. Raises `ApiError` 415 or 400."""
-    if request.mimetype != "application/json":
+    """The request body parsed as JSON. Raises `ApiError` 415, 413 or 400."""
+    require_json(request.mimetype)
+    return parse_json(await request.get_data(as_text=False))
+
+
+def require_json(mimetype: str) -> None:
+    """Raise `ApiError` 415 unless the body's media type (lower-case, no parameters) is JSON."""
+    if mimetype != "application/json":
         raise ApiError(415, "Content-Type must be application/json")
-    raw = await request.get_data(as_text=False)
+
+
+def parse_json(raw: bytes | str) -> Any:
+    """`raw` parsed as JSON. Raises `ApiError` 400 for an empty body or text that is not JSON."""
     if not raw:
         raise ApiError(400, "Request body is empty; expected a JSON object")
     try:

@@ -12,12 +12,16 @@ See :mod:`agentgov.policy.schema` for the entity model. Context handling:
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+import cedarpy
 
 from .errors import InvalidRequestError
 from .schema import AGENT_STATUSES, AGENT_TYPES, CONTEXT_ATTRIBUTES, RISK_SCALE
@@ -50,13 +54,9 @@ class AgentAttributes:
         if not isinstance(self.name, str):
             raise InvalidRequestError("agent.name must be a string")
         if self.type not in AGENT_TYPES:
-            raise InvalidRequestError(
-                f"agent.type must be one of {', '.join(AGENT_TYPES)}, got {self.type!r}"
-            )
+            raise InvalidRequestError(f"agent.type must be one of {', '.join(AGENT_TYPES)}, got {self.type!r}")
         if self.status not in AGENT_STATUSES:
-            raise InvalidRequestError(
-                f"agent.status must be one of {', '.join(AGENT_STATUSES)}, got {self.status!r}"
-            )
+            raise InvalidRequestError(f"agent.status must be one of {', '.join(AGENT_STATUSES)}, got {self.status!r}")
         caps = self.capabilities
         if isinstance(caps, str) or not all(isinstance(c, str) for c in caps):
             raise InvalidRequestError("agent.capabilities must be a collection of strings")
@@ -160,8 +160,24 @@ def check_resource(resource: Any) -> str:
     return resource
 
 
-def cedar_entities(agent: AgentAttributes, resource: str) -> list[dict[str, Any]]:
-    """The Cedar entities of one request: the ``Agent`` principal and the ``Resource``."""
+def cedar_entities(agent: AgentAttributes, resource: str) -> cedarpy.Entities:
+    """The Cedar entities of one request: the ``Agent`` principal and the ``Resource``.
+
+    The principal is parsed once per distinct agent record (an LRU of `PRINCIPAL_CACHE_SIZE`); only the
+    resource entity is parsed per request.
+    """
+    return _principal_entities(agent).with_added_json_str(json.dumps([_resource_entity(resource)]))
+
+
+PRINCIPAL_CACHE_SIZE = 4096
+
+
+@functools.lru_cache(maxsize=PRINCIPAL_CACHE_SIZE)
+def _principal_entities(agent: AgentAttributes) -> cedarpy.Entities:
+    return cedarpy.Entities.from_json_str(json.dumps([_agent_entity(agent)]))
+
+
+def _agent_entity(agent: AgentAttributes) -> dict[str, Any]:
     attrs: dict[str, Any] = {
         "name": agent.name,
         "type": agent.type,
@@ -170,23 +186,23 @@ def cedar_entities(agent: AgentAttributes, resource: str) -> list[dict[str, Any]
     }
     if agent.risk_score is not None:
         attrs["risk_score"] = agent.risk_basis_points
-    return [
-        {"uid": {"type": "Agent", "id": agent.id}, "attrs": attrs, "parents": []},
-        {
-            "uid": {"type": "Resource", "id": resource},
-            "attrs": {"id": resource, "kind": resource_kind(resource)},
-            "parents": [],
-        },
-    ]
+    return {"uid": {"type": "Agent", "id": agent.id}, "attrs": attrs, "parents": []}
 
 
-def cedar_request(
-    agent: AgentAttributes, action: str, resource: str, context: dict[str, Any]
-) -> dict[str, Any]:
-    """The cedarpy request dict (structured uids, so any id string is accepted)."""
+def _resource_entity(resource: str) -> dict[str, Any]:
+    return {
+        "uid": {"type": "Resource", "id": resource},
+        "attrs": {"id": resource, "kind": resource_kind(resource)},
+        "parents": [],
+    }
+
+
+def cedar_request(agent: AgentAttributes, action: str, resource: str, context: dict[str, Any]) -> dict[str, Any]:
+    """The cedarpy request dict (structured uids, so any id string is accepted; the context as JSON text,
+    which cedarpy passes on without copying the request)."""
     return {
         "principal": {"type": "Agent", "id": agent.id},
         "action": {"type": "Action", "id": action},
         "resource": {"type": "Resource", "id": resource},
-        "context": context,
+        "context": json.dumps(context),
     }

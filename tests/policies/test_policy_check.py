@@ -152,6 +152,14 @@ async def test_agent_attributes_come_from_the_registry(client, tenant) -> None:
     assert (await check(client, api_key, tool["id"], "shell.exec"))["allowed"] is False
     assert (await check(client, api_key, payer["id"], "shell.exec"))["allowed"] is True
 
+    # an update through the registry applies to the next check (the update's own read of the agent
+    # is not served afterwards)
+    response = await client.put(
+        f"{API}/agents/{chatter['id']}", json={"capabilities": ["chat", "payments"]}, headers=key(api_key)
+    )
+    assert response.status_code == 200
+    assert (await check(client, api_key, chatter["id"], "payments.refund"))["allowed"] is True
+
     # a status change through the registry applies to the next check
     response = await client.post(
         f"{API}/agents/{payer['id']}/heartbeat", json={"status": "inactive"}, headers=key(api_key)

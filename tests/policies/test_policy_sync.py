@@ -10,10 +10,17 @@ from contextlib import AsyncExitStack
 
 import trio.testing
 
-from agentgov.actors.policy import SYNC_INTERVAL, PolicyActor, Sync, policy
+from agentgov.actors.policy import SYNC_INTERVAL, Compiled, PolicyActor, Sync, policy
 from agentgov.http.app import create_app
 from tests.policies.helpers import API, FORBID_DROP, PERMIT_ACTIVE, check, create_policy, key, register_agent
 from tests.support.app import ADMIN_KEY, running_services, settings_for
+
+
+async def tick(mock_clock, services, tenant_id: str) -> None:
+    """Let one sync interval pass and wait until the policy actor has handled the tick it queued."""
+    mock_clock.jump(SYNC_INTERVAL)
+    await trio.testing.wait_all_tasks_blocked()  # the timer has queued the tick ...
+    await policy(services, tenant_id).ask(Compiled())  # ... and this answer comes after it was handled
 
 
 async def test_another_process_write_is_picked_up(database_url: str, mock_clock) -> None:
@@ -49,9 +56,8 @@ async def test_another_process_write_is_picked_up(database_url: str, mock_clock)
         doc = await create_policy(a, api_key, PERMIT_ACTIVE)
         assert (await check(a, api_key, agent["id"], "files.read"))["allowed"] is True
         assert (await check(b, api_key, agent["id"], "files.read"))["allowed"] is False
-        # ... which comes within SYNC_INTERVAL
-        mock_clock.jump(SYNC_INTERVAL)
-        await trio.testing.wait_all_tasks_blocked()
+        # ... which comes within SYNC_INTERVAL (checks read the published view: wait for the tick's turn)
+        await tick(mock_clock, svc_b, tid)
         body = await check(b, api_key, agent["id"], "files.read")
         assert body["allowed"] is True and body["determining_policies"] == ["allow-active"]
         assert actor_b.compiled is not compiled_before
@@ -62,8 +68,7 @@ async def test_another_process_write_is_picked_up(database_url: str, mock_clock)
         )
         assert response.status_code == 200
         await a.put(f"{API}/policies/settings", json={"default_decision": "allow"}, headers=key(api_key))
-        mock_clock.jump(SYNC_INTERVAL)
-        await trio.testing.wait_all_tasks_blocked()
+        await tick(mock_clock, svc_b, tid)
         assert (await check(b, api_key, agent["id"], "sql.drop_table"))["allowed"] is False
         assert (await a.delete(f"{API}/policies/{doc['id']}", headers=key(api_key))).status_code == 204
         # an explicit Sync does what the tick does, at once

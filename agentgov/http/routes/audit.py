@@ -20,7 +20,7 @@ from quart import Blueprint, request
 from quart_schema import document_headers, document_response, tag
 
 from agentgov.actors.audit import AppendEntry, AuditUnavailable, audit
-from agentgov.actors.registry import AgentNotFound, GetAgent, registry
+from agentgov.actors.registry import AgentNotFound, lookup_agent
 from agentgov.audit_chain import canonical_json
 from agentgov.http.auth import Scheme, authorize, principal, services, tenant_id
 from agentgov.http.errors import ApiError
@@ -138,10 +138,9 @@ def parse_entry_id(raw: str) -> str:
 
 async def require_agent(agent_id: str) -> None:
     """Raise `ApiError` 404 "Agent not found" unless the agent is registered in the caller's tenant."""
-    ref = registry(services(), tenant_id())
     try:
         with trio.fail_after(ASK_TIMEOUT):
-            await ref.ask(GetAgent(agent_id))
+            await lookup_agent(services(), tenant_id(), agent_id)
     except AgentNotFound:
         raise ApiError(404, "Agent not found") from None
     except trio.TooSlowError:

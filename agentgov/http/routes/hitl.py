@@ -26,7 +26,7 @@ from agentgov.actors.hitl import (
     hitl,
     start_pending_timers,
 )
-from agentgov.actors.registry import AgentNotFound, GetAgent, registry
+from agentgov.actors.registry import AgentNotFound, lookup_agent
 from agentgov.http.auth import Scheme, authorize, principal, services, tenant_id
 from agentgov.http.errors import ApiError
 from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, bounded_name, page
@@ -134,7 +134,7 @@ async def request_approval(data: ApprovalCreate) -> tuple[dict[str, Any], int]:
     tid = tenant_id()
     agent_id = str(data.agent_id)
     try:
-        await registry(services(), tid).ask(GetAgent(agent_id))
+        await lookup_agent(services(), tid, agent_id)
     except AgentNotFound:
         raise ApiError(404, "Agent not found") from None
     record: ApprovalRequest = await hitl(services(), tid).ask(

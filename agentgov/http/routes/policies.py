@@ -44,7 +44,9 @@ from agentgov.http.schemas import MAX_PAGE_SIZE, Page, bounded_name, page
 from agentgov.http.validation import json_body, query, read_json
 from agentgov.policy import TEMPLATES, InvalidRequestError, PolicyDocument, PolicyValidationError
 from agentgov.policy.document import MAX_CEDAR_CHARS
+from agentgov.security.principal import Principal
 from agentgov.security.roles import Permission
+from agentgov.services import Services
 from agentgov.storage.policies import (
     DuplicatePolicyId,
     PolicyNotFound,
@@ -341,22 +343,29 @@ async def put_settings(data: PolicySettings) -> dict[str, Any]:
 async def check() -> Response:
     """Evaluate the tenant's active policies for an agent's action; the decision is also audited.
 
-    The hot path: the body is checked by hand (same 422 answers as the schema) and the answer is
-    serialised directly, skipping per-request model conversion.
+    Served by `agentgov.http.hot_path` in front of Quart (same contract); this view documents the route and
+    serves it when the app is built without the hot path.
     """
-    agent_id, action, resource, context = _check_request(await read_json())
+    return jsonify(await run_check(services(), principal(), await read_json()))
+
+
+async def run_check(svc: Services, who: Principal, payload: Any) -> dict[str, Any]:
+    """The `POST /policies/check` answer for `payload` (the parsed JSON body), checked by `who`.
+
+    The body is checked by hand (the same 422 answers as `CheckRequest`) and the answer built as a plain
+    dict: this is the hot path. Raises `ApiError` 422 (bad body), 404 (unknown agent), 503 (too slow).
+    """
+    agent_id, action, resource, context = _check_request(payload)
+    assert who.tenant_id is not None  # the route is tenant-scoped
     try:
         with trio.fail_after(CHECK_TIMEOUT):
-            body = await check_action(
-                services(), tenant_id(), agent_id, action, resource, context, actor=principal().actor_label
-            )
+            return await check_action(svc, who.tenant_id, agent_id, action, resource, context, actor=who.actor_label)
     except AgentNotFound:
         raise ApiError(404, "Agent not found") from None
     except InvalidRequestError as exc:
         raise ApiError(422, f"Invalid request body: {exc}") from None
     except trio.TooSlowError:
         raise ApiError(503, "The policy check did not complete in time", headers={"Retry-After": "1"}) from None
-    return jsonify(body)
 
 
 def _body_error(field: str, message: str, kind: str) -> ApiError:
