@@ -22,8 +22,11 @@ when the batch could not be committed, and the runtime's `MailboxFull` / `ActorS
 State and batching. The actor owns the chain head (last sequence and signature), loaded in `on_start`.
 Queued appends are handled together (`max_batch`): one transaction chains and inserts all of them in
 mailbox order and advances the head; every caller is answered only after that transaction committed,
-so an answer means the entry is durable. If another process sharing the database appended meanwhile,
-the transaction notices (compare-and-set on the head) and chains after the real head. A failed
+so an answer means the entry is durable. A batch made only of told appends (policy decisions) waits up
+to `LINGER` (20 ms) for more before committing, which turns a steady stream of checks into a few large
+transactions instead of many small ones; an `ask` arriving meanwhile is committed at once with them.
+If another process sharing the database appended meanwhile, the transaction notices (compare-and-set on
+the head) and chains after the real head. A failed
 transaction changes nothing; its callers get the error and may retry.
 
 Cancellation. Cancelling a caller's `ask` abandons the reply, not the message: an entry enqueued before
@@ -54,6 +57,8 @@ log = logging.getLogger("agentgov.audit")
 
 #: Appends chained and committed in one transaction at most.
 MAX_BATCH = 256
+#: Seconds a batch of told appends (policy decisions) waits for more before it is committed.
+LINGER = 0.02
 #: Attempts at a batch when another process stores the same dedup key concurrently.
 _ATTEMPTS = 3
 
@@ -137,6 +142,7 @@ class AuditActor(Actor[AuditMessage]):
     """Owns one tenant's chain head and appends batches of entries to it."""
 
     max_batch = MAX_BATCH
+    linger = LINGER
 
     def __init__(self, services: Services, tenant_id: str) -> None:
         self._services = services

@@ -106,10 +106,14 @@ class ActorContext:
 class Actor(Generic[M]):
     """Base class. Override `handle`; optionally `on_start`, `on_stop` and `handle_batch`.
 
-    `max_batch` bounds how many queued messages are passed to one `handle_batch` call.
+    `max_batch` bounds how many queued messages are passed to one `handle_batch` call. `linger` (seconds)
+    lets a batch made only of `tell`s wait that long for more messages before it is handled, so that
+    fire-and-forget work arriving at a steady rate is handled in fewer, larger batches; a message someone
+    waits for (`ask`) ends the wait at once, and so does closing the mailbox.
     """
 
     max_batch: int = 1
+    linger: float = 0.0
 
     async def on_start(self, ctx: ActorContext) -> None:
         """Load state. An exception here is a crash."""
@@ -221,6 +225,30 @@ class _Cell:
             except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
                 return
             _reply(envelope, Failure(ActorStopped(self.name)))
+
+
+def _take_queued(cell: _Cell, batch: list[_Envelope], limit: int) -> None:
+    """Move already-queued messages into `batch` until it holds `limit`."""
+    while len(batch) < limit:
+        try:
+            batch.append(cell.receive.receive_nowait())
+        except (trio.WouldBlock, trio.EndOfChannel):
+            return
+
+
+async def _linger(cell: _Cell, batch: list[_Envelope], limit: int, seconds: float) -> None:
+    """While `batch` holds only tells and has room, wait up to `seconds` for more messages.
+
+    Stops early when a message with a reply channel arrives or the mailbox is closed. Cancellation-safe:
+    a message is either in `batch` or still in the mailbox.
+    """
+    with trio.move_on_after(seconds):
+        while len(batch) < limit and all(e.reply is None for e in batch):
+            try:
+                batch.append(await cell.receive.receive())
+            except trio.EndOfChannel:
+                return
+            _take_queued(cell, batch, limit)
 
 
 def _reply(envelope: _Envelope, outcome: Outcome) -> None:
@@ -377,11 +405,10 @@ class ActorSystem:
                     return
                 continue
             batch = [envelope]
-            while len(batch) < max(1, actor.max_batch):
-                try:
-                    batch.append(cell.receive.receive_nowait())
-                except (trio.WouldBlock, trio.EndOfChannel):
-                    break
+            limit = max(1, actor.max_batch)
+            _take_queued(cell, batch, limit)
+            if actor.linger > 0:
+                await _linger(cell, batch, limit, actor.linger)
             await self._handle(cell, actor, batch)
 
     async def _handle(self, cell: _Cell, actor: Actor[Any], batch: list[_Envelope]) -> None:

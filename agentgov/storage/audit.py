@@ -218,10 +218,27 @@ def _existing_by_dedup_key(conn: Connection, tenant_id: str, keys: list[str]) ->
     return found
 
 
-_INSERT = """INSERT INTO audit_entries (id, tenant_id, sequence, kind, agent_id, actor, action, resource, input,
-        output, reasoning, risk_score, is_approved, decision, dedup_key, created_at, prev_signature, signature)
-    VALUES (:id, :tenant_id, :sequence, :kind, :agent_id, :actor, :action, :resource, :input, :output,
-        :reasoning, :risk_score, :is_approved, :decision, :dedup_key, :created_at, :prev_signature, :signature)"""
+def _insert_values(row: ChainRow) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "tenant_id": row.tenant_id,
+        "sequence": row.sequence,
+        "kind": row.kind,
+        "agent_id": row.agent_id,
+        "actor": row.actor,
+        "action": row.action,
+        "resource": row.resource,
+        "input": row.input,
+        "output": row.output,
+        "reasoning": row.reasoning,
+        "risk_score": row.risk_score,
+        "is_approved": None if row.is_approved is None else int(row.is_approved),
+        "decision": row.decision,
+        "dedup_key": row.dedup_key,
+        "created_at": row.created_at,
+        "prev_signature": row.prev_signature,
+        "signature": row.signature,
+    }
 
 
 def _advance_head(conn: Connection, tenant_id: str, new: ChainHead, expected: ChainHead | None) -> int:
@@ -290,16 +307,7 @@ def append_batch(
             signed, new_head = extend(key, _head(current), tenant_id, rows)
             _advance_head(conn, tenant_id, new_head, expected=None)
         stored = [AuditEntry.from_chain_row(row) for row in signed]
-        conn.executemany(
-            _INSERT,
-            [
-                {
-                    **dataclasses.asdict(row),
-                    "is_approved": None if row.is_approved is None else int(row.is_approved),
-                }
-                for row in signed
-            ],
-        )
+        conn.insert_rows("audit_entries", [_insert_values(row) for row in signed])
 
     results: list[AuditEntry] = []
     for how, ref in plan:

@@ -6,7 +6,9 @@ a committed write survives a crash. Readers use their own connections and do not
 
 from __future__ import annotations
 
+import functools
 import queue
+import re
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -19,6 +21,33 @@ from agentgov.storage.database import Connection, Database, DatabaseError, Integ
 T = TypeVar("T")
 
 
+_PLACEHOLDER = re.compile(r"(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@functools.lru_cache(maxsize=1024)
+def positional(sql: str) -> tuple[str, tuple[str, ...]]:
+    """`sql` with its `:name` placeholders turned into `?`, and the names in the order they appear.
+
+    The sqlite3 module releases the GIL around the lookup of every *named* parameter. A worker thread that
+    releases it waits to take it back behind a busy event loop (up to a switch interval each time), so a
+    statement with many named values (a batch insert) took seconds under load; positional values are bound
+    without releasing it.
+    """
+    names: list[str] = []
+
+    def number(match: re.Match[str]) -> str:
+        names.append(match.group(1))
+        return "?"
+
+    return _PLACEHOLDER.sub(number, sql), tuple(names)
+
+
+def _bind(sql: str, params: Mapping[str, Any] | None) -> tuple[str, tuple[Any, ...]]:
+    text, names = positional(sql)
+    values = params or {}
+    return text, tuple(values[name] for name in names)
+
+
 class _SqliteConnection(Connection):
     dialect = "sqlite"
 
@@ -27,18 +56,19 @@ class _SqliteConnection(Connection):
 
     def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> int:
         try:
-            return self._raw.execute(sql, params or {}).rowcount
+            return self._raw.execute(*_bind(sql, params)).rowcount
         except sqlite3.IntegrityError as exc:
             raise IntegrityError(str(exc)) from exc
 
     def executemany(self, sql: str, params: Sequence[Mapping[str, Any]]) -> None:
+        text, names = positional(sql)
         try:
-            self._raw.executemany(sql, params)
+            self._raw.executemany(text, [tuple(p[name] for name in names) for p in params])
         except sqlite3.IntegrityError as exc:
             raise IntegrityError(str(exc)) from exc
 
     def fetchall(self, sql: str, params: Mapping[str, Any] | None = None) -> list[Row]:
-        cursor = self._raw.execute(sql, params or {})
+        cursor = self._raw.execute(*_bind(sql, params))
         names = [d[0] for d in cursor.description or ()]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 

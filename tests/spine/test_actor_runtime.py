@@ -16,6 +16,7 @@ from agentgov.actors.runtime import (
     ActorStopped,
     ActorSystem,
     MailboxFull,
+    Success,
 )
 
 
@@ -270,3 +271,63 @@ async def test_background_task_crash_restarts_actor(autojump_clock: trio.testing
         ref = system.spawn("ticker", Ticker)
         await trio.sleep(2)
         assert await ref.ask(Get()) == 2
+
+
+class Lingering(Actor[Any]):
+    """Records each batch it handles and the (mock) time it handled it at."""
+
+    max_batch = 10
+    linger = 0.5
+
+    def __init__(self, batches: list[tuple[float, list[Any]]]) -> None:
+        self.batches = batches
+
+    async def handle_batch(self, messages: list[Any]) -> list[Any]:
+        self.batches.append((trio.current_time(), list(messages)))
+        return [Success(None) for _ in messages]
+
+
+async def test_linger_gathers_tells_into_one_batch(autojump_clock: trio.testing.MockClock) -> None:
+    batches: list[tuple[float, list[Any]]] = []
+    async with ActorSystem.open() as system:
+        ref = system.spawn("lingering", lambda: Lingering(batches))
+        start = trio.current_time()
+        ref.tell(Add(1))
+        await trio.sleep(0.2)
+        ref.tell(Add(2))
+        await trio.sleep(0.2)
+        ref.tell(Add(3))
+        await trio.sleep(1)  # the linger ran out 0.5 s after the first tell
+        ref.tell(Add(4))
+        await trio.sleep(1)
+    assert [(round(t - start, 3), [m.amount for m in ms]) for t, ms in batches] == [
+        (0.5, [1, 2, 3]),
+        (1.9, [4]),
+    ]
+
+
+async def test_an_ask_ends_the_linger_and_a_full_batch_does_not_wait(autojump_clock: trio.testing.MockClock) -> None:
+    batches: list[tuple[float, list[Any]]] = []
+    async with ActorSystem.open() as system:
+        ref = system.spawn("lingering", lambda: Lingering(batches))
+        start = trio.current_time()
+        ref.tell(Add(1))
+        await trio.sleep(0.1)
+        await ref.ask(Get())  # answered at once, with the tell before it
+        for n in range(10):
+            ref.tell(Add(n))
+        await trio.testing.wait_all_tasks_blocked()
+        full_at = trio.current_time()
+    assert [(round(t - start, 3), len(ms)) for t, ms in batches] == [(0.1, 2), (round(full_at - start, 3), 10)]
+
+
+async def test_closing_the_mailbox_ends_the_linger(autojump_clock: trio.testing.MockClock) -> None:
+    batches: list[tuple[float, list[Any]]] = []
+    async with ActorSystem.open() as system:
+        ref = system.spawn("lingering", lambda: Lingering(batches))
+        ref.tell(Add(1))
+        ref.tell(Add(2))
+        await trio.sleep(0.1)
+        stopping_at = trio.current_time()
+        await system.stop()
+    assert [(t, [m.amount for m in ms]) for t, ms in batches] == [(stopping_at, [1, 2])]
