@@ -6,7 +6,9 @@ Interface used by other modules::
     entry = await ref.ask(AppendEntry(agent_id, "read", "db://orders", risk_score=0.2, actor="key:..."))
     entry.to_public()                                # the stored entry (id, sequence, signature, ...)
 
-`AppendEntry(kind="policy_check", decision={...})` records a policy decision in the same chain.
+`AppendEntry(kind="policy_check", decision={...})` records a policy decision in the same chain;
+`AppendPrepared(PendingEntry(...))` appends an entry the caller already validated and serialised (the
+policy check's decision log does, to keep that work off its hot path).
 `AppendEntry(dedup_key="...")` is idempotent: if the tenant already has an entry with that key (in the
 database, so also across restarts and processes) the answer is that entry, with `entry.duplicate` true,
 and nothing new is stored. The caller checks that the agent exists; this actor does not.
@@ -85,7 +87,18 @@ class AppendEntry:
     dedup_key: str | None = None
 
 
-AuditMessage = AppendEntry
+@dataclasses.dataclass(frozen=True)
+class AppendPrepared:
+    """Append an entry the caller already checked and serialised (`PendingEntry`, canonical JSON texts).
+
+    For producers on a hot path that build entries themselves, such as the policy check's decision log;
+    nothing is validated again. The reply is the stored `AuditEntry`.
+    """
+
+    entry: PendingEntry
+
+
+AuditMessage = AppendEntry | AppendPrepared
 
 
 def audit(services: Services, tenant_id: str) -> ActorRef[AuditMessage]:
@@ -186,6 +199,12 @@ class AuditActor(Actor[AuditMessage]):
                         outcomes[index] = Failure(exc)
                         continue
                     slots.append(index)
+                case AppendPrepared(prepared):
+                    if self._unavailable is not None:
+                        outcomes[index] = Failure(AuditUnavailable(self._unavailable))
+                        continue
+                    pending.append(prepared)
+                    slots.append(index)
                 case _:
                     outcomes[index] = Failure(TypeError(f"unknown audit message {message!r}"))
         if pending:
@@ -196,8 +215,8 @@ class AuditActor(Actor[AuditMessage]):
                 for index in slots:
                     outcomes[index] = Failure(exc)
             else:
-                for index, entry in zip(slots, entries, strict=True):
-                    outcomes[index] = Success(entry)
+                for index, stored in zip(slots, entries, strict=True):
+                    outcomes[index] = Success(stored)
         return [o if o is not None else Failure(RuntimeError("unanswered")) for o in outcomes]
 
     async def _commit(self, pending: list[PendingEntry]) -> list[AuditEntry]:

@@ -43,20 +43,19 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import random
-import uuid
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import trio
 
-from agentgov.actors.audit import AppendEntry, audit
+from agentgov.actors.audit import AppendPrepared, audit
 from agentgov.actors.hitl import RequestApproval, hitl
 from agentgov.actors.notifier import Publish, notifier
 from agentgov.actors.registry import lookup_agent
 from agentgov.actors.runtime import Actor, ActorContext, ActorRef, ActorStopped, MailboxFull
 from agentgov.audit_chain import canonical_json
+from agentgov.ids import random_uuid
 from agentgov.logs import fields
 from agentgov.policy import (
     AgentAttributes,
@@ -69,6 +68,7 @@ from agentgov.policy import (
     validate_document,
 )
 from agentgov.storage.agents import Agent
+from agentgov.storage.audit import PendingEntry
 from agentgov.storage.database import DatabaseError
 from agentgov.storage.policies import (
     DefaultDecision,
@@ -399,13 +399,6 @@ class CheckCounters:
 counters = CheckCounters()
 
 
-def _decision_id() -> str:
-    """A random version-4 UUID from the process PRNG: decision ids must be unique, not secret, and
-    `uuid.uuid4()` costs a system call per check."""
-    return str(uuid.UUID(int=_random.getrandbits(128), version=4))
-
-
-_random = random.Random()
 
 
 def agent_attributes(agent: Agent) -> AgentAttributes:
@@ -440,15 +433,18 @@ async def check_action(
     after this returns).
 
     Raises `AgentNotFound` (unknown agent in this tenant), `InvalidRequestError` (malformed request),
-    `MailboxFull` / `ActorStopped` (registry or policy actor busy or stopping). Cancellation before the
-    evaluation leaves no trace; after it, the decision may already be queued for the audit trail.
+    `MailboxFull` / `ActorStopped` (registry or policy actor busy or stopping). It waits on an actor only
+    when the registry's view cannot answer the lookup, on the first use of the tenant's policy set, and to
+    open an approval request. Cancellation before the evaluation leaves no trace; after it, the decision
+    may already be queued for the audit trail.
     """
     agent = await lookup_agent(services, tenant_id, agent_id)
-    decision = (await policy_view(services, tenant_id)).evaluate(agent_attributes(agent), action, resource, context)
+    view = await policy_view(services, tenant_id)
+    decision = view.evaluate(agent_attributes(agent), action, resource, context)
     body = decision.to_response()
     body["anomaly"] = None  # no anomaly detector is wired into checks yet
     body["approval_id"] = None
-    body["decision_id"] = _decision_id()
+    body["decision_id"] = random_uuid()
     body["default_applied"] = decision.default_applied
     body["evaluated_at"] = now_iso()
     counters.checks += 1
@@ -473,39 +469,39 @@ def record_decision(
 ) -> None:
     """Queue the decision for the tenant's audit chain (`kind="policy_check"`) without waiting.
 
-    The audit actor batches appends, so the entry is durable shortly after the check answered. A full or
-    stopped audit mailbox does not fail the check: it is logged and counted in `counters.audit_dropped`.
+    The audit actor batches appends, so the entry is durable shortly after the check answered. A context
+    the chain cannot store exactly (NaN, infinities) is recorded as a note saying so. A full or stopped
+    audit mailbox does not fail the check: it is logged and counted in `counters.audit_dropped`.
     """
     decision = {key: body[key] for key in _AUDITED if key in body}
     pending_approval = bool(body["allowed"]) and bool(body["required_approval"])
-    entry = AppendEntry(
+    try:
+        recorded_input = canonical_json({"context": context})
+    except ValueError as exc:
+        recorded_input = canonical_json({"context": {"unrecordable": str(exc)}})
+    entry = PendingEntry(
+        id=random_uuid(),
+        kind="policy_check",
         agent_id=agent.id,
+        actor=actor,
         action=action,
         resource=resource,
-        input={"context": _storable(context)},
-        risk_score=body["risk_score"],
+        input=recorded_input,
+        output=None,
+        reasoning=None,
+        risk_score=float(body["risk_score"]),
         is_approved=None if pending_approval else bool(body["allowed"]),
-        actor=actor,
-        kind="policy_check",
-        decision=decision,
+        decision=canonical_json(decision),
+        dedup_key=None,
     )
     try:
-        audit(services, tenant_id).tell(entry)
+        audit(services, tenant_id).tell(AppendPrepared(entry))
     except (MailboxFull, ActorStopped) as exc:
         counters.audit_dropped += 1
         log.error(
             "policy decision not recorded in the audit trail",
             extra=fields(tenant_id=tenant_id, decision_id=body["decision_id"], error=str(exc)),
         )
-
-
-def _storable(context: Mapping[str, Any]) -> dict[str, Any]:
-    """`context` if the audit chain can store it exactly, else a note saying it could not."""
-    try:
-        canonical_json(context)
-    except ValueError as exc:
-        return {"unrecordable": str(exc)}
-    return dict(context)
 
 
 _AUDITED = (

@@ -21,6 +21,7 @@ with `hot_path=False`. A client that disconnects before its body arrived gets no
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, cast
@@ -55,7 +56,6 @@ class HotPath:
     def __init__(self, app: QuartTrio, routes: Iterable[HotRoute]) -> None:
         self._inner = app.asgi_app
         self._services: Services = app.extensions["agentgov"]
-        self._dumps: Callable[..., str] = app.json.dumps
         self._max_body: int = app.config["MAX_CONTENT_LENGTH"]
         self._routes: dict[tuple[str, str], tuple[RouteRule, Handler]] = {
             (r.method, r.path): (rule_of(app.view_functions[r.endpoint]), r.handler) for r in routes
@@ -87,7 +87,7 @@ class HotPath:
         except Exception as exc:
             error = api_error_for(exc)
             status, answer, extra_headers = error.status, {"detail": error.detail, **error.extra}, error.headers
-        body = (self._dumps(answer, separators=(",", ":")) + "\n").encode()
+        body = (json.dumps(answer, separators=(",", ":")) + "\n").encode()  # answers hold only JSON types
         response_headers = [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),

@@ -8,27 +8,23 @@ serving the request carries it.
 from __future__ import annotations
 
 import logging
-import random
 import re
 import time
 
+from agentgov.ids import random_hex
 from agentgov.logs import fields, request_id_var
 
 log = logging.getLogger("agentgov.http")
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-_prng = random.Random()
 
 
 def start_request(incoming: str | None) -> str:
     """The request id to use (the client's if well-formed, else a new one); also set for log lines."""
-    request_id = incoming if incoming and _REQUEST_ID.match(incoming) else _new_id()
+    request_id = incoming if incoming and _REQUEST_ID.match(incoming) else random_hex()
     request_id_var.set(request_id)
     return request_id
 
 
-def _new_id() -> str:
-    # Request ids must be unique, not secret: the process PRNG saves a system call per request.
-    return f"{_prng.getrandbits(128):032x}"
 
 
 def log_request(request_id: str, method: str, path: str, status: int, started: float) -> None:

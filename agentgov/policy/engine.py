@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -47,11 +48,23 @@ from .risk import assess_risk
 _EVAL_ERROR = re.compile(r"^error while evaluating policy `(?P<key>[^`]*)`: (?P<message>.*)$", re.DOTALL)
 
 
+MEMO_SIZE = 1024
+"""Decisions remembered per compiled set (least recently used first out)."""
+MEMO_MAX_INPUT_CHARS = 4096
+"""Requests whose resource and context together are longer are evaluated without being remembered."""
+
+
 class CompiledPolicySet:
     """The active policies of one tenant, parsed once, ready to evaluate checks.
 
-    Measured cost of :meth:`evaluate` (p50, one core): ~0.1 ms with 1-10 policies, ~0.3 ms with 110; cheap
-    enough to run directly in the policy actor without a worker thread.
+    Measured cost of :meth:`evaluate` (one core): ~0.15 ms with 1-10 policies, ~0.25 ms with 100; cheap
+    enough to run on the event loop without a worker thread.
+
+    Decisions are memoised: a decision is a pure function of the agent's attributes, the action, the
+    resource and the Cedar context (which holds the evaluation hour and weekday), so a request equal in all
+    of them to one of the last `MEMO_SIZE` gets the same decision without evaluating Cedar again. The memo
+    belongs to this compiled set; a policy change compiles a new set, which starts empty. Requests that
+    failed to evaluate are never remembered.
 
     Construct with :func:`compile_policy_set`. ``policies`` lists every compiled policy in document order.
     """
@@ -66,6 +79,7 @@ class CompiledPolicySet:
             "templateLinks": [],
         }
         self._cedar = cedarpy.PolicySet.from_json_str(json.dumps(as_json))
+        self._memo: OrderedDict[tuple[AgentAttributes, str, str, str], Decision] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self.policies)
@@ -98,7 +112,15 @@ class CompiledPolicySet:
         action = check_action(action)
         resource = check_resource(resource)
         ctx = cedar_context(action, context, now or datetime.now(UTC))
-        request = cedar_request(agent, action, resource, ctx)
+        context_json = json.dumps(ctx)
+        memo_key = None
+        if len(resource) + len(context_json) <= MEMO_MAX_INPUT_CHARS:
+            memo_key = (agent, action, resource, context_json)
+            remembered = self._memo.get(memo_key)
+            if remembered is not None:
+                self._memo.move_to_end(memo_key)
+                return remembered
+        request = cedar_request(agent, action, resource, context_json)
         try:
             result = cedarpy.is_authorized(request, self._cedar, cedar_entities(agent, resource))
         except Exception as exc:  # cedarpy must never take the caller down: fail closed instead
@@ -107,7 +129,12 @@ class CompiledPolicySet:
         if result.decision == cedarpy.Decision.NoDecision:
             return self._decide(agent, ctx, [], errors, True)
         determining = [self._by_key[k] for k in result.diagnostics.reasons if k in self._by_key]
-        return self._decide(agent, ctx, determining, errors, False, cedar_allowed=result.allowed)
+        decision = self._decide(agent, ctx, determining, errors, False, cedar_allowed=result.allowed)
+        if memo_key is not None:
+            self._memo[memo_key] = decision
+            if len(self._memo) > MEMO_SIZE:
+                self._memo.popitem(last=False)
+        return decision
 
     def _evaluation_error(self, text: str) -> PolicyEvaluationError:
         m = _EVAL_ERROR.match(text)

@@ -197,12 +197,12 @@ def _resource_entity(resource: str) -> dict[str, Any]:
     }
 
 
-def cedar_request(agent: AgentAttributes, action: str, resource: str, context: dict[str, Any]) -> dict[str, Any]:
-    """The cedarpy request dict (structured uids, so any id string is accepted; the context as JSON text,
-    which cedarpy passes on without copying the request)."""
+def cedar_request(agent: AgentAttributes, action: str, resource: str, context_json: str) -> dict[str, Any]:
+    """The cedarpy request dict (structured uids, so any id string is accepted), with the context as JSON
+    text (`json.dumps` of `cedar_context`), which cedarpy passes on without copying the request."""
     return {
         "principal": {"type": "Agent", "id": agent.id},
         "action": {"type": "Action", "id": action},
         "resource": {"type": "Resource", "id": resource},
-        "context": json.dumps(context),
+        "context": context_json,
     }

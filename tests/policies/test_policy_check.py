@@ -259,13 +259,29 @@ async def test_decisions_are_recorded_in_the_audit_chain(app, client, tenant) ->
     denied = await check(client, api_key, agent["id"], "sql.drop_table", "postgres:crm", environment="prod")
     allowed = await check(client, api_key, agent["id"], "sql.select", "postgres:crm")
     pending = await check(client, api_key, agent["id"], "payments.transfer", "account:1", amount=5000)
+    no_resource = await check(client, api_key, agent["id"], "sql.select", "")
+    unstorable = await client.post(
+        f"{API}/policies/check",
+        data=f'{{"agent_id": "{agent["id"]}", "action": "a", "resource": "r", "context": {{"x": NaN}}}}',
+        headers={**key(api_key), "Content-Type": "application/json"},
+    )
+    assert unstorable.status_code == 200
+    unstorable_id = (await unstorable.get_json())["decision_id"]
     await flush_audit(svc, tenant["id"])
 
     response = await client.get(f"{API}/audit?agent_id={agent['id']}&limit=200", headers=key(api_key))
     listing = await response.get_json()
     assert response.status_code == 200, listing
     entries = {e["decision"]["decision_id"]: e for e in listing["items"] if e["kind"] == "policy_check"}
-    assert set(entries) == {denied["decision_id"], allowed["decision_id"], pending["decision_id"]}
+    assert set(entries) == {
+        denied["decision_id"],
+        allowed["decision_id"],
+        pending["decision_id"],
+        no_resource["decision_id"],
+        unstorable_id,
+    }
+    assert entries[no_resource["decision_id"]]["resource"] == ""
+    assert "unrecordable" in entries[unstorable_id]["input"]["context"]
 
     entry = entries[denied["decision_id"]]
     assert (entry["action"], entry["resource"], entry["agent_id"]) == ("sql.drop_table", "postgres:crm", agent["id"])
