@@ -5,7 +5,9 @@ Quart-Trio hello-world served the same way, in one run. Load comes from Debian's
 
 Each policy count gets a fresh tenant: one permit for active agents plus forbid guards (each a separate
 document with its own @id) that do not match the checked action, so every check evaluates the whole set and
-is allowed. Set DATABASE_URL to bench against PostgreSQL instead of the throwaway SQLite database.
+is allowed. Each count runs twice: "repeated" sends the same check every time (after the first, answered from
+the policy set's decision memo), "distinct" names a new resource in every request (each evaluated by Cedar).
+Set DATABASE_URL to bench against PostgreSQL instead of the throwaway SQLite database.
 """
 
 from __future__ import annotations
@@ -59,6 +61,27 @@ def check_script(agent_id: str) -> str:
     return f'wrk.method = "POST"\nwrk.body = {json.dumps(body)}\nwrk.headers["Content-Type"] = "application/json"\n'
 
 
+def distinct_script(agent_id: str, api_key: str) -> str:
+    """Like `check_script`, but every request names another resource, so no check repeats an earlier one
+    (each is evaluated by Cedar instead of answered from the policy set's decision memo)."""
+    body = json.dumps(
+        {
+            "agent_id": agent_id,
+            "action": "sql.select",
+            "resource": "postgres:crm/%d",
+            "context": {"environment": "production", "record_count": 20},
+        }
+    )
+    return (
+        "local n = 0\n"
+        "request = function()\n"
+        "  n = n + 1\n"
+        f'  local headers = {{["Content-Type"] = "application/json", ["X-API-Key"] = "{api_key}"}}\n'
+        f"  return wrk.format(\"POST\", nil, headers, string.format({json.dumps(body)}, n))\n"
+        "end\n"
+    )
+
+
 def median(results: list[Result]) -> Result:
     """The run with the median throughput (its latencies come with it)."""
     ordered = sorted(results, key=lambda r: r.requests_per_s)
@@ -80,14 +103,16 @@ def main() -> None:
         targets = [("bare Quart-Trio hello-world", hello + "/", None, None)]
         for count in counts:
             api_key, agent_id = prepare(base, count)
-            targets.append(
-                (
-                    f"POST /policies/check, {count} policies",
-                    base + "/api/v1/policies/check",
-                    check_script(agent_id),
-                    {"X-API-Key": api_key},
+            scripts = {"repeated": check_script(agent_id), "distinct": distinct_script(agent_id, api_key)}
+            for label, script in scripts.items():
+                targets.append(
+                    (
+                        f"POST /policies/check, {count} policies, {label}",
+                        base + "/api/v1/policies/check",
+                        script,
+                        {"X-API-Key": api_key},
+                    )
                 )
-            )
         for _, url, script, headers in targets:  # warm-up (model loading, caches, actors)
             wrk("warm-up", url, seconds=2, connections=args.connections, script=script, headers=headers)
         # the machine may be shared: interleave the targets so drifting load hits them alike
