@@ -19,6 +19,7 @@ import secrets
 from typing import Any
 
 from agentgov.audit_chain import (
+    CHAIN_FIELDS,
     ChainHead,
     ChainRow,
     ChainVerifier,
@@ -89,10 +90,10 @@ class AuditEntry:
 
     @classmethod
     def from_chain_row(cls, row: ChainRow) -> AuditEntry:
-        return cls(**{f.name: getattr(row, f.name) for f in dataclasses.fields(ChainRow)})
+        return cls(**{name: getattr(row, name) for name in CHAIN_FIELDS})
 
     def chain_row(self) -> ChainRow:
-        return ChainRow(**{f.name: getattr(self, f.name) for f in dataclasses.fields(ChainRow)})
+        return ChainRow(**{name: getattr(self, name) for name in CHAIN_FIELDS})
 
     def to_public(self) -> dict[str, Any]:
         """The entry as the API shows it (JSON fields decoded)."""
@@ -218,6 +219,9 @@ def _existing_by_dedup_key(conn: Connection, tenant_id: str, keys: list[str]) ->
     return found
 
 
+_PENDING_FIELDS = tuple(f.name for f in dataclasses.fields(PendingEntry))
+
+
 def _insert_values(row: ChainRow) -> dict[str, Any]:
     return {
         "id": row.id,
@@ -289,13 +293,14 @@ def append_batch(
     stored: list[AuditEntry] = []
     if fresh:
         created_at = now_iso()
+        names = _PENDING_FIELDS
         rows = [
             ChainRow(
                 tenant_id=tenant_id,
                 sequence=0,
                 created_at=created_at,
                 prev_signature="",
-                **{f.name: getattr(item, f.name) for f in dataclasses.fields(PendingEntry)},
+                **{name: getattr(item, name) for name in names},
             )
             for item in fresh
         ]

@@ -10,6 +10,7 @@ worker thread under a `trio.CapacityLimiter`; cancelling the caller waits for th
 from __future__ import annotations
 
 import abc
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -45,6 +46,13 @@ class Connection(abc.ABC):
     def fetchall(self, sql: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         """Rows as dicts keyed by column name."""
 
+    @abc.abstractmethod
+    def execute_values(self, sql: str, values: Sequence[Any]) -> None:
+        """Run a statement written with `placeholder` markers, binding `values` in order."""
+
+    placeholder: str
+    """The positional parameter marker of the backend's driver."""
+
     def insert_rows(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
         """Insert `rows` (each keyed by the same column names) with one multi-row INSERT per
         `MAX_PARAMETERS` values. Raises `IntegrityError` on a constraint.
@@ -56,18 +64,12 @@ class Connection(abc.ABC):
         """
         if not rows:
             return
-        columns = list(rows[0])
+        columns = tuple(rows[0])
         per_statement = max(1, MAX_PARAMETERS // len(columns))
         for start in range(0, len(rows), per_statement):
-            params: dict[str, Any] = {}
-            tuples = []
-            for i, row in enumerate(rows[start : start + per_statement]):
-                names = []
-                for j, column in enumerate(columns):
-                    params[f"v{i}_{j}"] = row[column]
-                    names.append(f":v{i}_{j}")
-                tuples.append(f"({', '.join(names)})")
-            self.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join(tuples)}", params)
+            chunk = rows[start : start + per_statement]
+            sql = _insert_sql(table, columns, len(chunk), self.placeholder)
+            self.execute_values(sql, [row[column] for row in chunk for column in columns])
 
     def fetchone(self, sql: str, params: Mapping[str, Any] | None = None) -> Row | None:
         rows = self.fetchall(sql, params)
@@ -76,6 +78,12 @@ class Connection(abc.ABC):
     def scalar(self, sql: str, params: Mapping[str, Any] | None = None) -> Any:
         row = self.fetchone(sql, params)
         return None if row is None else next(iter(row.values()))
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_sql(table: str, columns: tuple[str, ...], count: int, placeholder: str) -> str:
+    one = f"({', '.join([placeholder] * len(columns))})"
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([one] * count)}"
 
 
 class Database(abc.ABC):

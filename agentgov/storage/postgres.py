@@ -30,6 +30,7 @@ def translate(sql: str) -> str:
 
 class _PostgresConnection(Connection):
     dialect = "postgres"
+    placeholder = "%s"
 
     def __init__(self, raw: psycopg.Connection[Any]) -> None:
         self._raw = raw
@@ -39,6 +40,13 @@ class _PostgresConnection(Connection):
             with self._raw.cursor() as cursor:
                 cursor.execute(translate(sql), params or {})
                 return cursor.rowcount
+        except psycopg.errors.IntegrityError as exc:
+            raise IntegrityError(str(exc)) from exc
+
+    def execute_values(self, sql: str, values: Sequence[Any]) -> None:
+        try:
+            with self._raw.cursor() as cursor:
+                cursor.execute(sql, values)
         except psycopg.errors.IntegrityError as exc:
             raise IntegrityError(str(exc)) from exc
 

@@ -50,6 +50,7 @@ def _bind(sql: str, params: Mapping[str, Any] | None) -> tuple[str, tuple[Any, .
 
 class _SqliteConnection(Connection):
     dialect = "sqlite"
+    placeholder = "?"
 
     def __init__(self, raw: sqlite3.Connection) -> None:
         self._raw = raw
@@ -57,6 +58,12 @@ class _SqliteConnection(Connection):
     def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> int:
         try:
             return self._raw.execute(*_bind(sql, params)).rowcount
+        except sqlite3.IntegrityError as exc:
+            raise IntegrityError(str(exc)) from exc
+
+    def execute_values(self, sql: str, values: Sequence[Any]) -> None:
+        try:
+            self._raw.execute(sql, values)
         except sqlite3.IntegrityError as exc:
             raise IntegrityError(str(exc)) from exc
 
