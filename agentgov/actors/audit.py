@@ -28,8 +28,8 @@ so an answer means the entry is durable. A batch made only of told appends (poli
 to `LINGER` (20 ms) for more before committing, which turns a steady stream of checks into a few large
 transactions instead of many small ones; an `ask` arriving meanwhile is committed at once with them.
 If another process sharing the database appended meanwhile, the transaction notices (compare-and-set on
-the head) and chains after the real head. A failed
-transaction changes nothing; its callers get the error and may retry.
+the head) and chains after the real head. A failed transaction changes nothing; its callers get the error
+and may retry.
 
 Cancellation. Cancelling a caller's `ask` abandons the reply, not the message: an entry enqueued before
 the cancel may still be written (use `dedup_key` to make a retry safe). The transaction runs in a worker

@@ -22,8 +22,8 @@ Freshness across processes
 --------------------------
 Every policy or default-decision write bumps the tenant's *generation* in the same transaction. The actor
 recompiles only when the generation it compiled differs from the stored one. Writes made through this actor
-are compiled and published before the write is acknowledged; writes made by another process behind the load balancer are
-noticed by a timer that queues a `_Tick` every `SYNC_INTERVAL` seconds: the actor then reads the generation
+are compiled and published before the write is acknowledged; writes made by another process behind the load
+balancer are noticed by a timer that queues a `_Tick` every `SYNC_INTERVAL` seconds: the actor then reads the generation
 (one indexed row) and recompiles only if it moved. So they take effect here within about `SYNC_INTERVAL`
 (1 s); a check never reads the database for it.
 
@@ -34,9 +34,9 @@ Cancellation
 ------------
 Cancelling a caller of `ask` abandons the reply; a write already sent to the database still commits (the
 database layer finishes the statement) and the actor still recompiles. Stopping the actor (idle timeout or
-shutdown) cancels the background sync task and withdraws the view; the compiled set is rebuilt from the database
-on the next start (the next check starts the actor and waits for it). Nothing is buffered, so nothing is
-lost.
+shutdown) cancels the background sync task and withdraws the view; the compiled set is rebuilt from the
+database on the next start (the next check starts the actor and waits for it). Nothing is buffered, so
+nothing is lost.
 """
 
 from __future__ import annotations
@@ -102,7 +102,6 @@ class PolicyView:
     """A tenant's compiled policy set as its actor published it, with the clock checks are evaluated at."""
 
     compiled: CompiledPolicySet
-    generation: int
     clock: Clock
 
     def evaluate(self, agent: AgentAttributes, action: str, resource: str, context: Mapping[str, Any]) -> Decision:
@@ -313,7 +312,7 @@ class PolicyActor(Actor[PolicyMessage]):
         self.compiled = _compile(documents, default_allow=snapshot.default_decision == "allow")
         self.default_decision = snapshot.default_decision
         self.generation = snapshot.generation
-        self._view = PolicyView(self.compiled, self.generation, self.clock)
+        self._view = PolicyView(self.compiled, self.clock)
         self.services.policy_views[self.tenant_id] = self._view
         live = {(p.id, p.version) for p in snapshot.active}
         self._validated = {k: v for k, v in self._validated.items() if k in live}
@@ -397,8 +396,6 @@ class CheckCounters:
 
 
 counters = CheckCounters()
-
-
 
 
 def agent_attributes(agent: Agent) -> AgentAttributes:

@@ -72,10 +72,6 @@ def error_response(status: int, detail: str, headers: dict[str, str] | None = No
 
 
 def install_error_handlers(app: Quart) -> None:
-    @app.errorhandler(ApiError)
-    async def _api_error(exc: ApiError) -> Response:
-        return error_response(exc.status, exc.detail, exc.headers, **exc.extra)
-
     @app.errorhandler(HTTPException)
     async def _http_error(exc: HTTPException) -> Response:
         status = exc.code or 500
@@ -87,6 +83,7 @@ def install_error_handlers(app: Quart) -> None:
                 headers["Allow"] = ", ".join(allowed)
         return error_response(status, detail, headers)
 
+    @app.errorhandler(ApiError)
     @app.errorhandler(MailboxFull)
     @app.errorhandler(ActorStopped)
     @app.errorhandler(ActorCrashed)

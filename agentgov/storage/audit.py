@@ -223,26 +223,10 @@ _PENDING_FIELDS = tuple(f.name for f in dataclasses.fields(PendingEntry))
 
 
 def _insert_values(row: ChainRow) -> dict[str, Any]:
-    return {
-        "id": row.id,
-        "tenant_id": row.tenant_id,
-        "sequence": row.sequence,
-        "kind": row.kind,
-        "agent_id": row.agent_id,
-        "actor": row.actor,
-        "action": row.action,
-        "resource": row.resource,
-        "input": row.input,
-        "output": row.output,
-        "reasoning": row.reasoning,
-        "risk_score": row.risk_score,
-        "is_approved": None if row.is_approved is None else int(row.is_approved),
-        "decision": row.decision,
-        "dedup_key": row.dedup_key,
-        "created_at": row.created_at,
-        "prev_signature": row.prev_signature,
-        "signature": row.signature,
-    }
+    values = {name: getattr(row, name) for name in CHAIN_FIELDS}
+    if row.is_approved is not None:
+        values["is_approved"] = int(row.is_approved)
+    return values
 
 
 def _advance_head(conn: Connection, tenant_id: str, new: ChainHead, expected: ChainHead | None) -> int:
