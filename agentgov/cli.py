@@ -84,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         return _verify_audit(settings, args.tenant, args.json)
     for warning in settings.warnings:
         log.warning(warning)
+    sys.setswitchinterval(settings.gil_switch_interval)
     try:
         trio.run(_run_until_signal, settings)
     except DatabaseError as exc:

@@ -71,6 +71,11 @@ class SsoSettings:
         return cls(**values)  # type: ignore[arg-type]
 
 
+DECISION_LOG_MODES = ("sync", "async")
+"""`sync` (default): a policy check answers once its decision-log entry is committed. `async`: it answers
+once the entry is queued for the tenant's audit actor (a crash loses what is queued and not yet committed)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Settings:
     env: str = "development"
@@ -87,7 +92,14 @@ class Settings:
     log_format: str = "text"
     log_level: str = "INFO"
     graceful_timeout: float = 10.0
+    keep_alive_timeout: float = 30.0
     mailbox_capacity: int = 1024
+    decision_log: str = "sync"
+    # GIL_SWITCH_INTERVAL: seconds a thread waiting for the GIL waits before the running one is asked to let
+    # go (`sys.setswitchinterval`, set by `python run.py`; Python's default is 0.005). Database work runs in
+    # worker threads that release the GIL around each statement and must take it back from a busy event loop;
+    # with 5 ms, each take-back could wait that long, and a synchronous decision log's commit tens of ms.
+    gil_switch_interval: float = 0.0005
     actor_idle_timeout: float = 300.0
     db_pool_size: int = 8
     access_token_ttl: float = 3600.0
@@ -127,6 +139,12 @@ class Settings:
         log_format = env.get("LOG_FORMAT", "text").strip().lower()
         if log_format not in ("text", "json"):
             raise ConfigError(f"LOG_FORMAT must be 'text' or 'json', not {log_format!r}")
+        decision_log = env.get("DECISION_LOG", "sync").strip().lower()
+        if decision_log not in DECISION_LOG_MODES:
+            raise ConfigError(f"DECISION_LOG must be 'sync' or 'async', not {decision_log!r}")
+        previous_secrets = tuple(s for s in env.get("JWT_PREVIOUS_SECRETS", "").split(",") if s)
+        for previous in previous_secrets:
+            _check_secret("JWT_PREVIOUS_SECRETS", previous, environment, required=True)
         warnings: list[str] = []
         values: dict[str, object] = {
             "env": environment,
@@ -137,13 +155,16 @@ class Settings:
             "log_format": log_format,
             "log_level": env.get("LOG_LEVEL", "INFO").upper(),
             "graceful_timeout": _number(env, "GRACEFUL_TIMEOUT", 10.0),
+            "keep_alive_timeout": _number(env, "KEEP_ALIVE_TIMEOUT", 30.0),
             "mailbox_capacity": int(_number(env, "MAILBOX_CAPACITY", 1024)),
+            "decision_log": decision_log,
+            "gil_switch_interval": _number(env, "GIL_SWITCH_INTERVAL", 0.0005),
             "actor_idle_timeout": _number(env, "ACTOR_IDLE_TIMEOUT", 300.0),
             "db_pool_size": int(_number(env, "DB_POOL_SIZE", 8)),
             "access_token_ttl": _number(env, "ACCESS_TOKEN_TTL", 3600.0),
             "hitl_timeout": _number(env, "HITL_TIMEOUT", 3600.0),
             "notify_status_interval": _number(env, "NOTIFY_STATUS_INTERVAL", 30.0),
-            "jwt_previous_secrets": tuple(s for s in env.get("JWT_PREVIOUS_SECRETS", "").split(",") if s.strip()),
+            "jwt_previous_secrets": previous_secrets,
             "superadmin_email": env.get("SUPERADMIN_EMAIL", "").strip(),
             "superadmin_password": env.get("SUPERADMIN_PASSWORD", ""),
             "public_base_url": env.get("PUBLIC_BASE_URL", "").rstrip("/"),
@@ -151,8 +172,8 @@ class Settings:
         }
         for name, default in _DEFAULT_SECRETS.items():
             value = env.get(name, "")
-            if value and value != default and len(value) < MIN_SECRET_LENGTH and environment == "production":
-                raise ConfigError(f"{name} is too short: use at least {MIN_SECRET_LENGTH} characters")
+            if value != default:
+                _check_secret(name, value, environment)
             if not value or value == default:
                 if environment == "production":
                     state = "missing" if not value else "still the default value"
@@ -178,10 +199,31 @@ class Settings:
 def _audit_secret(env: Mapping[str, str], environment: str) -> str:
     """AUDIT_SECRET: required in production (audit keys derive from it, so keep it stable)."""
     value = env.get("AUDIT_SECRET", "")
-    if environment == "production" and len(value) < MIN_SECRET_LENGTH:
-        state = "missing" if not value else f"too short: use at least {MIN_SECRET_LENGTH} characters"
-        raise ConfigError(f"AUDIT_SECRET is {state}; set a strong random value in production")
+    _check_secret("AUDIT_SECRET", value, environment, required=True)
     return value
+
+
+def _check_secret(name: str, value: str, environment: str, *, required: bool = False) -> None:
+    """Refuse a secret no deployment means to use. Raises `ConfigError` naming the setting.
+
+    In every environment a value made only of whitespace is refused (an empty value means "not set"). In
+    production a value must also be at least `MIN_SECRET_LENGTH` characters and must not be one of the
+    public development defaults, whichever setting it is given to (a token signed with the public JWT
+    default must never verify in production, not even as a previous secret). `required` makes a missing
+    value an error in production; the other secrets report a missing value themselves.
+    """
+    if value and not value.strip():
+        raise ConfigError(f"{name} is only whitespace; set a strong random value")
+    if environment != "production":
+        return
+    if not value:
+        if required:
+            raise ConfigError(f"{name} is missing; set a strong random value in production")
+        return
+    if value in _DEFAULT_SECRETS.values():
+        raise ConfigError(f"{name} is a public development default; set a strong random value in production")
+    if len(value.strip()) < MIN_SECRET_LENGTH:
+        raise ConfigError(f"{name} is too short: use at least {MIN_SECRET_LENGTH} characters")
 
 
 def _number(env: Mapping[str, str], name: str, default: float) -> float:

@@ -42,9 +42,23 @@ class Result:
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free loopback port: the first free one of BENCH_PORTS ("18100-18199") if set, else any."""
+    low, _, high = os.environ.get("BENCH_PORTS", "").partition("-")
+    candidates = range(int(low), int(high or low) + 1) if low else [0]
+    for port in candidates:
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            chosen = int(sock.getsockname()[1])
+            if chosen not in _HANDED_OUT:
+                _HANDED_OUT.add(chosen)
+                return chosen
+    raise RuntimeError(f"no free port in BENCH_PORTS={os.environ['BENCH_PORTS']}")
+
+
+_HANDED_OUT: set[int] = set()
 
 
 def wait_http(url: str, timeout: float = 30.0) -> None:

@@ -1,7 +1,13 @@
 """Policy check throughput: `POST /api/v1/policies/check` with 1, 10 and 100 active policies, beside a bare
 Quart-Trio hello-world served the same way, in one run. Load comes from Debian's `wrk` in another process.
 
-`python bench/policy_bench.py [--seconds 5] [--connections 16] [--rounds 3] [--counts 1,10,100]`
+`python bench/policy_bench.py [--seconds 5] [--connections 16] [--rounds 3] [--counts 1,10,100]
+[--modes sync,async]`
+
+Each decision-log mode (`DECISION_LOG=sync`, the default: a check answers once its audit entry is committed;
+`async`: once it is queued) gets its own server, started side by side and measured in the same interleaved
+rounds; `async@0.005` is the earlier behaviour (fire-and-forget, Python's default GIL switch interval).
+Set BENCH_PORTS (e.g. 18100-18199) to keep the servers in a port range.
 
 Each policy count gets a fresh tenant: one permit for active agents plus forbid guards (each a separate
 document with its own @id) that do not match the checked action, so every check evaluates the whole set and
@@ -13,6 +19,7 @@ Set DATABASE_URL to bench against PostgreSQL instead of the throwaway SQLite dat
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import urllib.request
 
@@ -94,25 +101,39 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; the median is reported")
     parser.add_argument("--counts", default="1,10,100")
+    parser.add_argument(
+        "--modes",
+        default="sync,async,async@0.005",
+        help="servers: DECISION_LOG mode, optionally @GIL_SWITCH_INTERVAL (async@0.005 is the behaviour before "
+        "the synchronous decision log: fire-and-forget with Python's default switch interval)",
+    )
     args = parser.parse_args()
     opts = {"seconds": args.seconds, "connections": args.connections}
     counts = [int(c) for c in args.counts.split(",")]
+    modes = [m.strip() for m in args.modes.split(",")]
 
     runs: dict[str, list[Result]] = {}
-    with hello_server() as hello, agentgov_server() as base:
+    with contextlib.ExitStack() as stack:
+        hello = stack.enter_context(hello_server())
+        bases = {}
+        for mode in modes:
+            decision_log, _, interval = mode.partition("@")
+            env = {"DECISION_LOG": decision_log, **({"GIL_SWITCH_INTERVAL": interval} if interval else {})}
+            bases[mode] = stack.enter_context(agentgov_server(**env))
         targets = [("bare Quart-Trio hello-world", hello + "/", None, None)]
         for count in counts:
-            api_key, agent_id = prepare(base, count)
-            scripts = {"repeated": check_script(agent_id), "distinct": distinct_script(agent_id, api_key)}
-            for label, script in scripts.items():
-                targets.append(
-                    (
-                        f"POST /policies/check, {count} policies, {label}",
-                        base + "/api/v1/policies/check",
-                        script,
-                        {"X-API-Key": api_key},
+            for mode, base in bases.items():
+                api_key, agent_id = prepare(base, count)
+                scripts = {"repeated": check_script(agent_id), "distinct": distinct_script(agent_id, api_key)}
+                for label, script in scripts.items():
+                    targets.append(
+                        (
+                            f"check {mode:<11} {count:>3} policies, {label}",
+                            base + "/api/v1/policies/check",
+                            script,
+                            {"X-API-Key": api_key},
+                        )
                     )
-                )
         for _, url, script, headers in targets:  # warm-up (model loading, caches, actors)
             wrk("warm-up", url, seconds=2, connections=args.connections, script=script, headers=headers)
         # the machine may be shared: interleave the targets so drifting load hits them alike

@@ -13,20 +13,33 @@ policy check's decision log does, to keep that work off its hot path).
 database, so also across restarts and processes) the answer is that entry, with `entry.duplicate` true,
 and nothing new is stored. The caller checks that the agent exists; this actor does not.
 
-`ref.tell(AppendEntry(...))` also works (fire and forget, e.g. for policy decisions); the runtime treats
-a told append that fails as a crash of the actor: it is logged and the actor restarts, reloading the head.
+`ref.tell(AppendEntry(...))` also works (fire and forget: the policy check's asynchronous decision log).
+A told append refused for its content (`EntryRejected`) is logged and counted, never a crash of the actor;
+a told append whose transaction fails for the database (`DatabaseError`) is a crash (logged; the actor
+restarts and reloads the head).
 
-`ask` raises `ValueError` for an invalid message (risk score outside 0..1, JSON that cannot be stored
-exactly, blank action/resource/kind), `AuditUnavailable` when the configured AUDIT_SECRET does not
-derive the key the tenant's chain was signed with (appending would break the chain), `DatabaseError`
-when the batch could not be committed, and the runtime's `MailboxFull` / `ActorStopped`.
+`ask` raises `EntryRejected` (a `ValueError`) for an invalid message (risk score outside 0..1, JSON that
+cannot be represented exactly, blank action/resource/kind) or one holding text the database cannot store
+(a NUL character, a lone surrogate: refused on every backend alike), `AuditUnavailable` when the configured
+AUDIT_SECRET does not derive the key the tenant's chain was signed with (appending would break the chain),
+`DatabaseError` when the batch could not be committed, and the runtime's `MailboxFull` / `ActorStopped`.
+
+Isolation. One entry never fails the others queued with it. Entries are checked for unstorable text before
+the transaction; if the transaction still fails for a reason other than the database itself (any error but
+`DatabaseError`, e.g. a value the driver or the chain's signing refuses), the batch is split in halves and
+each half committed in order, down to the failing entry alone, which is answered with `EntryRejected`. So
+the others commit, in mailbox (chain) order. Every refused entry is logged with the tenant and entry id and
+counted: `AuditActor.rejected`, the runtime's `rejected` stat of the actor, and the process-wide
+`rejected_entries.total` (shown as `actors.audit_rejected` by `GET /api/v1/status`).
 
 State and batching. The actor owns the chain head (last sequence and signature), loaded in `on_start`.
 Queued appends are handled together (`max_batch`): one transaction chains and inserts all of them in
 mailbox order and advances the head; every caller is answered only after that transaction committed,
-so an answer means the entry is durable. A batch made only of told appends (policy decisions) waits up
-to `LINGER` (20 ms) for more before committing, which turns a steady stream of checks into a few large
-transactions instead of many small ones; an `ask` arriving meanwhile is committed at once with them.
+so an answer means the entry is durable. While one transaction commits, new appends queue; the next batch
+takes all of them (group commit), so concurrent asks such as the policy check's synchronous decision log
+cost one transaction per batch, not per entry. A batch made only of told appends (the asynchronous decision
+log) waits up to `LINGER` (20 ms) for more before committing, which turns a steady stream of checks into a
+few large transactions; an `ask` arriving meanwhile is committed at once with them.
 If another process sharing the database appended meanwhile, the transaction notices (compare-and-set on
 the head) and chains after the real head. A failed transaction changes nothing; its callers get the error
 and may retry.
@@ -46,11 +59,19 @@ import math
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from agentgov.actors.runtime import Actor, ActorContext, ActorRef, Failure, Outcome, Success
+from agentgov.actors.runtime import Actor, ActorContext, ActorRef, Failure, Outcome, Rejected, Success
 from agentgov.audit_chain import ChainHead, canonical_json
 from agentgov.logs import fields
-from agentgov.storage.audit import AuditEntry, BatchResult, ChainState, PendingEntry, append_batch, open_chain
-from agentgov.storage.database import Connection, IntegrityError
+from agentgov.storage.audit import (
+    AuditEntry,
+    BatchResult,
+    ChainState,
+    PendingEntry,
+    append_batch,
+    open_chain,
+    unstorable_field,
+)
+from agentgov.storage.database import Connection, DatabaseError, IntegrityError
 
 if TYPE_CHECKING:
     from agentgov.services import Services
@@ -67,6 +88,26 @@ _ATTEMPTS = 3
 
 class AuditUnavailable(Exception):
     """The tenant's audit chain cannot be appended to; the message says why."""
+
+
+class EntryRejected(Rejected, ValueError):
+    """This entry was refused for what it holds (invalid, or a value the database cannot store); entries
+    queued with it are not affected. A `ValueError`, and a runtime `Rejected`: a told entry refused this way
+    is logged and counted, never a crash of the actor."""
+
+    def __init__(self, message: str, *, entry_id: str | None) -> None:
+        Exception.__init__(self, message)
+        self.entry_id = entry_id
+
+
+@dataclasses.dataclass
+class RejectedEntries:
+    """Process-wide count of audit entries refused by every tenant's audit actor (see `EntryRejected`)."""
+
+    total: int = 0
+
+
+rejected_entries = RejectedEntries()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,6 +204,7 @@ class AuditActor(Actor[AuditMessage]):
         self._key = b""
         self._head: ChainHead | None = None
         self._unavailable: str | None = None
+        self.rejected = 0
 
     async def on_start(self, ctx: ActorContext) -> None:
         secret = self._services.settings.effective_audit_secret
@@ -194,30 +236,67 @@ class AuditActor(Actor[AuditMessage]):
                         outcomes[index] = Failure(AuditUnavailable(self._unavailable))
                         continue
                     try:
-                        pending.append(prepare(message))
+                        item = prepare(message)
                     except ValueError as exc:
-                        outcomes[index] = Failure(exc)
+                        outcomes[index] = Failure(EntryRejected(str(exc), entry_id=None))
                         continue
-                    slots.append(index)
-                case AppendPrepared(prepared):
+                case AppendPrepared(item):
                     if self._unavailable is not None:
                         outcomes[index] = Failure(AuditUnavailable(self._unavailable))
                         continue
-                    pending.append(prepared)
-                    slots.append(index)
                 case _:
-                    outcomes[index] = Failure(TypeError(f"unknown audit message {message!r}"))
+                    outcomes[index] = Failure(EntryRejected(f"unknown audit message {message!r}", entry_id=None))
+                    continue
+            unstorable = unstorable_field(item)
+            if unstorable is not None:
+                name, why = unstorable
+                outcomes[index] = Failure(self._reject(item, f"{name} {why}"))
+                continue
+            pending.append(item)
+            slots.append(index)
         if pending:
-            try:
-                entries = await self._commit(pending)
-            except Exception as exc:
-                log.error("audit batch failed", exc_info=exc, extra=fields(tenant_id=self._tenant_id))
-                for index in slots:
-                    outcomes[index] = Failure(exc)
-            else:
-                for index, stored in zip(slots, entries, strict=True):
-                    outcomes[index] = Success(stored)
+            await self._commit_isolating(pending, slots, outcomes)
         return [o if o is not None else Failure(RuntimeError("unanswered")) for o in outcomes]
+
+    async def _commit_isolating(
+        self, pending: list[PendingEntry], slots: list[int], outcomes: list[Outcome | None]
+    ) -> None:
+        """Commit `pending` in chain order, answering `outcomes[slots[i]]` for `pending[i]`.
+
+        A `DatabaseError` (the database is unreachable or failed as a whole) fails every entry. Any other
+        error comes from an entry's content (a value the database or the chain refuses): the batch is split
+        in halves, committed in order, until each failing entry is alone; it is answered with
+        `EntryRejected`, counted and logged, and every other entry commits.
+        """
+        try:
+            entries = await self._commit(pending)
+        except DatabaseError as exc:
+            log.error(
+                "audit batch failed", exc_info=exc, extra=fields(tenant_id=self._tenant_id, entries=len(pending))
+            )
+            for index in slots:
+                outcomes[index] = Failure(exc)
+            return
+        except Exception as exc:
+            if len(pending) == 1:
+                outcomes[slots[0]] = Failure(self._reject(pending[0], f"could not be stored: {exc}"))
+                return
+            middle = len(pending) // 2
+            await self._commit_isolating(pending[:middle], slots[:middle], outcomes)
+            await self._commit_isolating(pending[middle:], slots[middle:], outcomes)
+            return
+        for index, stored in zip(slots, entries, strict=True):
+            outcomes[index] = Success(stored)
+
+    def _reject(self, entry: PendingEntry, why: str) -> EntryRejected:
+        """Count and log an entry that cannot be stored; the error that answers it."""
+        self.rejected += 1
+        rejected_entries.total += 1
+        log.error(
+            "audit entry refused: it cannot be stored",
+            extra=fields(tenant_id=self._tenant_id, entry_id=entry.id, kind=entry.kind, error=why),
+        )
+        return EntryRejected(f"the audit entry cannot be stored: {why}", entry_id=entry.id)
 
     async def _commit(self, pending: list[PendingEntry]) -> list[AuditEntry]:
         """Chain and store `pending` in one transaction; retried when a concurrent writer took a dedup key."""

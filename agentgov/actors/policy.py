@@ -14,9 +14,10 @@ Interface used by other modules:
 * `Sync()` -> the generation now compiled (re-reads the database first; mostly for tests and tooling).
   `Compiled()` -> the generation compiled, without a database read, once earlier messages are handled.
 * `await check_action(services, tenant_id, agent_id, action, resource, context, actor=...)` -> the
-  `POST /policies/check` body: agent lookup (the registry's published view), evaluation, decision log,
-  and the `policy.violated` / human-approval hooks (see its docstring). The HTTP route calls it; so can
-  any other entry point.
+  `POST /policies/check` body: agent lookup (the registry's published view), evaluation, decision log
+  (`record_decision`: by default answered only once the audit entry is committed; `DECISION_LOG=async`
+  answers once it is queued), and the `policy.violated` / human-approval hooks (see its docstring). The
+  HTTP route calls it; so can any other entry point.
 
 Freshness across processes
 --------------------------
@@ -35,8 +36,8 @@ Cancellation
 Cancelling a caller of `ask` abandons the reply; a write already sent to the database still commits (the
 database layer finishes the statement) and the actor still recompiles. Stopping the actor (idle timeout or
 shutdown) cancels the background sync task and withdraws the view; the compiled set is rebuilt from the
-database on the next start (the next check starts the actor and waits for it). Nothing is buffered, so
-nothing is lost.
+database on the next start (the next check starts the actor and waits for it). Nothing is buffered here, so
+nothing is lost; decision-log entries are the audit actor's (see `record_decision`).
 """
 
 from __future__ import annotations
@@ -391,7 +392,6 @@ class CheckCounters:
 
     checks: int = 0
     denied: int = 0
-    audit_dropped: int = 0
     notify_dropped: int = 0
 
 
@@ -426,14 +426,16 @@ async def check_action(
     Steps: fetch the agent from the tenant's registry (its type, capabilities, status and risk are the
     principal's attributes); evaluate on the tenant's policy actor; publish `policy.violated` for a deny;
     open a human-approval request when the decision requires one (its id is the body's `approval_id`);
-    record the decision in the audit chain (fire-and-forget: written by the batching audit actor shortly
-    after this returns).
+    record the decision in the audit chain (`record_decision`: with `DECISION_LOG=sync`, the default, this
+    returns only once the entry is committed; with `async`, once it is queued).
 
     Raises `AgentNotFound` (unknown agent in this tenant), `InvalidRequestError` (malformed request),
-    `MailboxFull` / `ActorStopped` (registry or policy actor busy or stopping). It waits on an actor only
-    when the registry's view cannot answer the lookup, on the first use of the tenant's policy set, and to
-    open an approval request. Cancellation before the evaluation leaves no trace; after it, the decision
-    may already be queued for the audit trail.
+    `MailboxFull` / `ActorStopped` (registry, policy or audit actor busy or stopping: the HTTP answer is a
+    503 with Retry-After), and what `record_decision` raises when the decision cannot be recorded (then no
+    decision is answered). It waits on an actor when the registry's view cannot answer the lookup, on the
+    first use of the tenant's policy set, to open an approval request, and (sync mode) for the audit commit.
+    Cancellation before the evaluation leaves no trace; after it, the decision may already be queued for
+    the audit trail and will then be committed.
     """
     agent = await lookup_agent(services, tenant_id, agent_id)
     view = await policy_view(services, tenant_id)
@@ -450,11 +452,11 @@ async def check_action(
         notify_violation(services, tenant_id, agent, action, resource, body)
     if decision.required_approval:
         body["approval_id"] = await request_approval(services, tenant_id, agent, action, resource, context, body, actor)
-    record_decision(services, tenant_id, agent, action, resource, context, body, actor)
+    await record_decision(services, tenant_id, agent, action, resource, context, body, actor)
     return body
 
 
-def record_decision(
+async def record_decision(
     services: Services,
     tenant_id: str,
     agent: Agent,
@@ -464,11 +466,19 @@ def record_decision(
     body: Mapping[str, Any],
     actor: str,
 ) -> None:
-    """Queue the decision for the tenant's audit chain (`kind="policy_check"`) without waiting.
+    """Record the decision in the tenant's audit chain (`kind="policy_check"`).
 
-    The audit actor batches appends, so the entry is durable shortly after the check answered. A context
-    the chain cannot store exactly (NaN, infinities) is recorded as a note saying so. A full or stopped
-    audit mailbox does not fail the check: it is logged and counted in `counters.audit_dropped`.
+    `DECISION_LOG=sync` (the default): ask the tenant's audit actor and return once the entry is committed.
+    Concurrent checks are group-committed: while one transaction commits, the next decisions queue and go
+    into the next batch. `DECISION_LOG=async`: return once the entry is queued (the audit actor commits it
+    within its linger window); a crash of the process loses what is queued and not yet committed.
+
+    In both modes a full audit mailbox raises `MailboxFull` and a stopping actor `ActorStopped` (answered
+    503 with Retry-After): a decision is never answered without its entry being at least queued. In sync
+    mode it also raises `EntryRejected` (a 422: the entry holds text the database cannot store),
+    `AuditUnavailable` (the chain's key does not match AUDIT_SECRET), `DatabaseError` (commit failed) and
+    `ActorCrashed`. A context the chain cannot represent as JSON (NaN, infinities) is recorded as a note
+    saying so. Cancellation while waiting for the commit abandons the wait, not the entry.
     """
     decision = {key: body[key] for key in _AUDITED if key in body}
     pending_approval = bool(body["allowed"]) and bool(body["required_approval"])
@@ -491,14 +501,11 @@ def record_decision(
         decision=canonical_json(decision),
         dedup_key=None,
     )
-    try:
-        audit(services, tenant_id).tell(AppendPrepared(entry))
-    except (MailboxFull, ActorStopped) as exc:
-        counters.audit_dropped += 1
-        log.error(
-            "policy decision not recorded in the audit trail",
-            extra=fields(tenant_id=tenant_id, decision_id=body["decision_id"], error=str(exc)),
-        )
+    ref = audit(services, tenant_id)
+    if services.settings.decision_log == "async":
+        ref.tell(AppendPrepared(entry))
+    else:
+        await ref.ask(AppendPrepared(entry))
 
 
 _AUDITED = (

@@ -12,7 +12,9 @@ Both raise `MailboxFull` when the bounded mailbox has no room (the HTTP layer an
 `ActorStopped` when the actor is stopping or gone.
 
 Error policy (as in pykka): an exception raised while handling an `ask` goes back to that caller and the
-actor keeps serving. Any other exception (from a `tell`, `on_start`, or a background task started in the
+actor keeps serving. A `Rejected` failure (the message itself was refused, e.g. it holds a value that cannot
+be stored) is never a crash: for a `tell` it is counted in the actor's `rejected` stat, and the actor, which
+knows what the message was, logs it. Any other exception (from a `tell`, `on_start`, or a background task started in the
 actor's context) is a crash: the supervisor logs it with the actor's name and restarts that actor alone
 with a fresh instance and the same mailbox, unless it crashed more than `max_restarts` times within
 `restart_window` seconds (measured with `trio.current_time()`), in which case it is stopped for good and
@@ -61,6 +63,11 @@ class ActorStopped(ActorError):
     def __init__(self, actor: str) -> None:
         super().__init__(f"the {actor} actor is stopped")
         self.actor = actor
+
+
+class Rejected(ActorError):
+    """The actor refused this message for what it holds, not for its own state: answering a `tell` with it is
+    not a crash (the actor goes on serving; the refusal is counted in `ActorStats.rejected`)."""
 
 
 class ActorCrashed(ActorError):
@@ -146,6 +153,7 @@ class ActorStats:
     queued: int = 0
     handled: int = 0
     failed: int = 0
+    rejected: int = 0
     restarts: int = 0
     state: str = "starting"
 
@@ -431,7 +439,9 @@ class ActorSystem:
             cell.stats.handled += 1
             if isinstance(outcome, Failure):
                 cell.stats.failed += 1
-                if envelope.reply is None and crash is None:
+                if isinstance(outcome.error, Rejected):
+                    cell.stats.rejected += 1
+                elif envelope.reply is None and crash is None:
                     crash = outcome.error
             _reply(envelope, outcome)
         if crash is not None:

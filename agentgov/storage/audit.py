@@ -33,6 +33,7 @@ from agentgov.audit_chain import (
     missing_record_report,
 )
 from agentgov.storage.database import Connection, Database, Row
+from agentgov.storage.text import unstorable_reason
 from agentgov.timeutil import now_iso
 
 #: Rows read per query while verifying.
@@ -141,6 +142,25 @@ class PendingEntry:
     is_approved: bool | None
     decision: str | None
     dedup_key: str | None
+
+
+_TEXT_FIELDS = ("id", "kind", "agent_id", "actor", "action", "resource", "input", "output", "reasoning",
+                "decision", "dedup_key")
+
+
+def unstorable_field(entry: PendingEntry) -> tuple[str, str] | None:
+    """(field name, why) for the first text field of `entry` that the database cannot store, else None.
+
+    JSON fields are checked as their canonical text: a NUL inside a JSON string is escaped there (and so
+    storable), a lone surrogate is not.
+    """
+    for name in _TEXT_FIELDS:
+        value = getattr(entry, name)
+        if value is not None:
+            reason = unstorable_reason(value)
+            if reason is not None:
+                return name, reason
+    return None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,7 +9,7 @@ import pytest
 import trio
 
 from agentgov.actors.notifier import Subscribe, Unsubscribe, notifier
-from agentgov.actors.policy import counters, record_decision
+from agentgov.actors.policy import record_decision
 from agentgov.actors.runtime import MailboxFull
 from agentgov.security.roles import Role
 from tests.policies.helpers import (
@@ -298,12 +298,17 @@ async def test_decisions_are_recorded_in_the_audit_chain(app, client, tenant) ->
     assert verify.status_code == 200, await verify.get_json()
 
 
-async def test_a_full_audit_mailbox_does_not_fail_the_check(app, client, tenant, caplog) -> None:
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_full_audit_mailbox_refuses_the_decision_instead_of_dropping_it(app, client, tenant, mode) -> None:
+    import dataclasses
+
     from agentgov.actors.audit import AppendEntry, audit
     from agentgov.actors.registry import GetAgent, registry
+    from agentgov.http.errors import api_error_for
 
     api_key = tenant["api_key"]
     svc = app.extensions["agentgov"]
+    svc.settings = dataclasses.replace(svc.settings, decision_log=mode)
     registered = await register_agent(client, api_key)
     body = await check(client, api_key, registered["id"], "files.read")
     agent = await registry(svc, tenant["id"]).ask(GetAgent(registered["id"]))
@@ -314,10 +319,10 @@ async def test_a_full_audit_mailbox_does_not_fail_the_check(app, client, tenant,
     with pytest.raises(MailboxFull):
         for _ in range(svc.settings.mailbox_capacity + 2):
             ref.tell(filler)
-    before = counters.audit_dropped
-    record_decision(svc, tenant["id"], agent, "files.read", "r:1", {}, body, "key:test")
-    assert counters.audit_dropped == before + 1
-    assert "policy decision not recorded in the audit trail" in caplog.text
+    with pytest.raises(MailboxFull) as raised:
+        await record_decision(svc, tenant["id"], agent, "files.read", "r:1", {}, body, "key:test")
+    error = api_error_for(raised.value)
+    assert error.status == 503 and error.headers["Retry-After"] == "1"
 
 
 async def test_denied_checks_publish_policy_violated(app, client, tenant) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
@@ -10,6 +10,7 @@ from agentgov.storage import open_database
 from agentgov.storage.database import Connection, Database, DatabaseError, IntegrityError
 from agentgov.storage.identity import Conflict, IdentityRepo, NewApiKey, NewUser
 from agentgov.storage.migrations import Migration, all_migrations, apply_migrations, schema_version
+from tests.support.backends import postgres_database
 
 
 @pytest.fixture
@@ -17,6 +18,26 @@ async def db(database_url: str) -> AsyncIterator[Database]:
     database = await open_database(database_url)
     try:
         yield database
+    finally:
+        await database.close()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def empty_database_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:
+    """A database with no schema at all (test databases are otherwise copies of a migrated template)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'empty.db'}"
+    else:
+        with postgres_database(migrated=False) as url:
+            yield url
+
+
+async def test_empty_database_gets_every_migration(empty_database_url: str) -> None:
+    database = await open_database(empty_database_url)
+    try:
+        assert await schema_version(database) == all_migrations()[-1].version
+        applied = await database.read(lambda c: c.fetchall("SELECT version FROM schema_migrations ORDER BY version"))
+        assert [row["version"] for row in applied] == [m.version for m in all_migrations()]
     finally:
         await database.close()
 

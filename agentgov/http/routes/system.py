@@ -10,6 +10,7 @@ from quart import Blueprint, Response, jsonify
 from quart_schema import document_response, tag
 
 from agentgov import __version__
+from agentgov.actors.audit import rejected_entries
 from agentgov.http.auth import Scheme, authorize, principal, public, services
 from agentgov.policy import canary_ok
 from agentgov.security.roles import Permission
@@ -167,5 +168,9 @@ async def status() -> dict[str, Any]:
         uptime_seconds=round(svc.uptime_seconds, 3),
         tenant_id=principal().tenant_id,
         components=components,
-        actors={"count": len(actors), "queued": sum(a["queued"] for a in actors)},
+        actors={
+            "count": len(actors),
+            "queued": sum(a["queued"] for a in actors),
+            "audit_rejected": rejected_entries.total,
+        },
     ).model_dump(exclude_none=True)
