@@ -4,6 +4,10 @@
 on SIGINT/SIGTERM) hypercorn stops accepting connections and gives in-flight requests up to
 `graceful_timeout` seconds; then the actor system closes mailboxes and drains them; then the database
 and cache are closed. Cancelling `serve()` skips the graceful parts but still closes storage.
+
+Hypercorn runs with `agentgov.http.server_patches` applied: keep-alive connections are closed when idle
+for `KEEP_ALIVE_TIMEOUT` seconds, after `Connection: close` and after an HTTP/1.0 request, and a request
+answered before its body was read does not stall the connection.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from hypercorn.trio import serve as hypercorn_serve
 
 from agentgov.actors.runtime import ActorSystem
 from agentgov.config import Settings
+from agentgov.http import server_patches
 from agentgov.http.app import create_app
 from agentgov.logs import fields
 from agentgov.security import passwords
@@ -35,12 +40,14 @@ class Running:
 
 
 def hypercorn_config(settings: Settings) -> HypercornConfig:
+    """Hypercorn's configuration for `settings`; an idle keep-alive connection closes after
+    `KEEP_ALIVE_TIMEOUT` seconds."""
     config = HypercornConfig()
     config.bind = [f"{settings.host}:{settings.port}"]
     config.graceful_timeout = settings.graceful_timeout
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")
-    config.keep_alive_timeout = 30
+    config.keep_alive_timeout = settings.keep_alive_timeout
     return config
 
 
@@ -77,6 +84,7 @@ async def serve(
                 services = Services(settings=settings, db=db, cache=cache, actors=actors)
                 await bootstrap_superadmin(services)
                 app = create_app(services)
+                server_patches.apply()
 
                 async def shutdown_trigger() -> None:
                     await shutdown.wait()

@@ -2,8 +2,10 @@
 
 Handlers raise `ApiError(status, detail)`; validation errors (422) also carry `errors`, a list of
 `{"field", "message", "type"}`. Known runtime conditions map to clear statuses: a full actor mailbox is a
-503 with Retry-After, a stopping actor a 503, a storage outage a 503. Anything unexpected is logged with
-the request id and answered with a 500 whose detail carries that id (never a stack trace).
+503 with Retry-After, a stopping actor a 503, a storage outage a 503, a message an actor refused for what it
+holds (`Rejected`, e.g. text the database cannot store) a 422, an audit chain that cannot be appended a 503.
+Anything unexpected is logged with the request id and answered with a 500 whose detail carries that id
+(never a stack trace).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from pydantic import ValidationError
 from quart import Quart, Response, jsonify
 from werkzeug.exceptions import HTTPException
 
-from agentgov.actors.runtime import ActorCrashed, ActorStopped, MailboxFull
+from agentgov.actors.audit import AuditUnavailable
+from agentgov.actors.runtime import ActorCrashed, ActorStopped, MailboxFull, Rejected
 from agentgov.logs import fields, request_id_var
 from agentgov.storage.cache import CacheError
 from agentgov.storage.database import DatabaseError
@@ -64,6 +67,8 @@ def validation_error(err: ValidationError, where: str) -> ApiError:
 
 
 def error_response(status: int, detail: str, headers: dict[str, str] | None = None, **extra: Any) -> Response:
+    """The JSON error answer. (A body left unread by an early answer is drained or the connection closed by
+    the server layer: `agentgov.http.server_patches`.)"""
     response = jsonify({"detail": detail, **extra})
     response.status_code = status
     for key, value in (headers or {}).items():
@@ -98,7 +103,8 @@ def install_error_handlers(app: Quart) -> None:
 def api_error_for(exc: Exception) -> ApiError:
     """The answer to an exception a handler let escape (logging the ones that need a look).
 
-    `ApiError` as it is; a full mailbox or a stopping actor a 503 with Retry-After; an unreachable database
+    `ApiError` as it is; a full mailbox or a stopping actor a 503 with Retry-After; a `Rejected` message a
+    422; an audit chain that cannot be appended a 503; an unreachable database
     or cache a 503; anything else a 500 whose detail quotes the request id.
     """
     match exc:
@@ -110,6 +116,11 @@ def api_error_for(exc: Exception) -> ApiError:
             return ApiError(
                 503, f"Service unavailable: {exc} (shutting down or restarting)", headers={"Retry-After": "1"}
             )
+        case Rejected():
+            return ApiError(422, f"Invalid request: {exc}")
+        case AuditUnavailable():
+            log.error("audit trail unavailable", extra=fields(error=str(exc)))
+            return ApiError(503, str(exc))
         case DatabaseError():
             log.error("database error", exc_info=exc)
             return ApiError(503, "Service unavailable: the database is not reachable", headers={"Retry-After": "5"})
