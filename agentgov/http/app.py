@@ -15,6 +15,7 @@ from agentgov.http import docs
 from agentgov.http.auth import check_all_routes_declared
 from agentgov.http.errors import install_error_handlers
 from agentgov.http.hot_path import HotPath, HotRoute
+from agentgov.http.openapi import CompleteOpenAPIProvider
 from agentgov.http.request_log import log_request, start_request
 from agentgov.http.routes import (
     agents,
@@ -46,18 +47,17 @@ def create_app(services: Services, *, hot_path: bool = True) -> QuartTrio:
     app = QuartTrio("agentgov")
     app.config.update(
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
-        QUART_SCHEMA_SWAGGER_JS_URL=docs.JS_URL,
-        QUART_SCHEMA_SWAGGER_CSS_URL=docs.CSS_URL,
         JSON_SORT_KEYS=False,
     )
     app.extensions["agentgov"] = services
     QuartSchema(
         app,
         info=Info(title="agentgov", version=__version__, description="Control plane that governs AI agents"),
-        swagger_ui_path="/docs",
+        swagger_ui_path=None,  # served by agentgov.http.docs (Swagger UI 5, offline)
         redoc_ui_path=None,
         scalar_ui_path=None,
-        openapi_path="/openapi.json",
+        openapi_path=docs.OPENAPI_URL,
+        openapi_provider_class=CompleteOpenAPIProvider,
         security_schemes={
             "ApiKey": APIKeySecurityScheme(in_="header", name="X-API-Key"),
             "BearerJWT": HttpSecurityScheme(scheme="bearer", bearer_format="JWT"),
@@ -70,7 +70,7 @@ def create_app(services: Services, *, hot_path: bool = True) -> QuartTrio:
     _install_request_context(app)
 
     app.register_blueprint(system.root)
-    app.register_blueprint(docs.bp)
+    docs.install(app)
     app.register_blueprint(webhooks.bp)
     app.register_blueprint(ws.root)
     for blueprint in (
