@@ -239,7 +239,7 @@ async def test_verify_needs_security_analyst(client, role_keys, role, status) ->
     [
         ("POST", LOG, {"agent_id": str(uuid.uuid4()), "action": "a", "resource": "r"}),
         ("GET", "/api/v1/audit", None),
-        ("GET", f"/api/v1/audit/{uuid.uuid4()}", None),
+        ("GET", "/api/v1/audit/00000000-0000-4000-8000-000000000001", None),
         ("GET", "/api/v1/audit/verify", None),
     ],
 )
