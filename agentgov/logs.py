@@ -1,5 +1,11 @@
 """Structured logging: key=value lines for people, JSON lines when LOG_FORMAT=json.
 
+Every record is one line whatever its values hold: text from requests (paths, names, headers) may carry
+control characters (ESC sequences that rewrite a terminal, NUL, CR/LF that forge a second line), so a
+key=value value holding any of them, a space, a quote, `=` or a backslash is written as a JSON string
+(control and non-ASCII characters escaped), and JSON lines escape them by construction. A traceback keeps
+its line breaks, with every other control character escaped.
+
 Log with fields: `log.info("tenant created", extra=fields(tenant_id=...))`. The current request id
 (set by the HTTP layer in a context variable, so it follows the request's task) is added to every line.
 """
@@ -9,6 +15,7 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+import re
 import sys
 from datetime import UTC, datetime
 from typing import Any
@@ -54,7 +61,7 @@ class KeyValueFormatter(logging.Formatter):
         }
         line = " ".join(f"{key}={_kv(value)}" for key, value in parts.items())
         if record.exc_info:
-            line += "\n" + self.formatException(record.exc_info)
+            line += "\n" + escape_controls(self.formatException(record.exc_info))
         return line
 
 
@@ -74,11 +81,21 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(payload, default=str)
 
 
+_NEEDS_QUOTING = re.compile(r'[\x00-\x20"=\\\x7f-\x9f\u2028\u2029]')
+_CONTROL_BUT_NEWLINE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def _kv(value: Any) -> str:
+    """`value` as a key=value value: bare when it is plain, else a JSON string (escapes every control)."""
     text = str(value)
-    if text == "" or any(c in text for c in ' "=\n'):
+    if text == "" or _NEEDS_QUOTING.search(text):
         return json.dumps(text)
     return text
+
+
+def escape_controls(text: str) -> str:
+    """`text` with every control character but the line feed written as a `\\xNN`/`\\uNNNN` escape."""
+    return _CONTROL_BUT_NEWLINE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def configure_logging(log_format: str = "text", level: str = "INFO") -> None:

@@ -263,7 +263,12 @@ class IdentityRepo:
             raise LastAdmin("this is the last active Admin of the tenant")
 
     async def change_user(self, user_id: str, *, role: str | None = None, is_active: bool | None = None) -> User:
-        """Change role and/or active flag atomically. Raises `LastAdmin` if no active Admin would remain."""
+        """Change role and/or active flag atomically. Raises `LastAdmin` if no active Admin would remain.
+
+        Blocking (`is_active=False`) also revokes every API key of the user in the same transaction, so
+        unblocking later restores login but not the keys the block ended (the user creates new ones). The
+        caller still drops the keys from the verification cache and revokes the user's tokens.
+        """
 
         def run(conn: Connection) -> User:
             row = conn.fetchone("SELECT * FROM users WHERE id = :id", {"id": user_id})
@@ -282,6 +287,11 @@ class IdentityRepo:
                     "id": user_id,
                 },
             )
+            if is_active is False:
+                conn.execute(
+                    "UPDATE api_keys SET revoked_at = :t WHERE user_id = :id AND revoked_at IS NULL",
+                    {"t": now_iso(), "id": user_id},
+                )
             if role is not None:
                 conn.execute(
                     "UPDATE api_keys SET role = :role WHERE user_id = :id AND kind = 'session'",

@@ -119,9 +119,18 @@ async def test_blocking_stops_login_tokens_and_keys_at_once(client, admin_sessio
     response = await client.post("/api/v1/auth/login", json={"email": "blocked@acme.example", "password": PASSWORD})
     assert response.status_code == 401 and (await response.get_json())["detail"] == "Invalid email or password"
 
+    # Unblocking restores login, not the keys the block ended: they stay revoked; the user makes new ones.
     assert (await client.post(f"/api/v1/users/{dev['id']}/unblock", headers=bearer(admin_session))).status_code == 200
-    assert (await client.get("/api/v1/status", headers={"X-API-Key": raw_key})).status_code == 200
-    await login(client, "blocked@acme.example")
+    assert (await client.get("/api/v1/status", headers={"X-API-Key": raw_key})).status_code == 401
+    assert (await client.get("/api/v1/status", headers={"X-API-Key": session["api_key"]})).status_code == 401
+    assert (await client.get("/api/v1/users/me", headers=bearer(session))).status_code == 401
+    listed = await client.get("/api/v1/api-keys", headers=bearer(await login(client, "blocked@acme.example")))
+    assert all(k["revoked_at"] for k in (await listed.get_json())["items"] if k["name"] == "ci")
+    fresh = await login(client, "blocked@acme.example")
+    assert (await client.get("/api/v1/status", headers={"X-API-Key": fresh["api_key"]})).status_code == 200
+    new_key = await client.post("/api/v1/api-keys", json={"name": "ci-2"}, headers=bearer(fresh))
+    raw_new = (await new_key.get_json())["api_key"]
+    assert (await client.get("/api/v1/status", headers={"X-API-Key": raw_new})).status_code == 200
 
 
 async def test_demotion_caps_the_users_keys(client, admin_session) -> None:

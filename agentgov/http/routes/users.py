@@ -282,6 +282,7 @@ async def block_user(user_id: str) -> dict[str, Any]:
 @tag(["users"])
 @document_response(UserOut)
 async def unblock_user(user_id: str) -> dict[str, Any]:
+    """Unblock a user: they can log in again. API keys the block revoked stay revoked."""
     return await _change(user_id, is_active=True)
 
 
