@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Generic, TypeVar
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 T = TypeVar("T")
 
@@ -35,6 +35,13 @@ def bounded_name(max_length: int) -> Any:
 
 
 Name = bounded_name(200)
+
+class RequestModel(BaseModel):
+    """Base of every request body model: a field the model does not name is a 422 naming it, never ignored
+    (a misspelt field silently doing nothing is worse than an error)."""
+
+    model_config = ConfigDict(extra="forbid")
+
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200

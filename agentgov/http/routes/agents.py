@@ -33,7 +33,7 @@ from agentgov.actors.registry import (
 )
 from agentgov.http.auth import Scheme, authorize, services, tenant_id
 from agentgov.http.errors import ApiError
-from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, bounded_name, page
+from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, RequestModel, bounded_name, page
 from agentgov.http.validation import json_body, parse_model, query, read_json
 from agentgov.security.roles import Permission
 from agentgov.storage.agents import Agent
@@ -58,7 +58,7 @@ def _metadata_size(value: dict[str, Any] | None) -> dict[str, Any] | None:
 Metadata = Annotated[dict[str, Any], AfterValidator(_metadata_size)]
 
 
-class AgentRegister(BaseModel):
+class AgentRegister(RequestModel):
     name: bounded_name(200)  # type: ignore[valid-type]
     type: AgentType
     description: str = Field(default="", max_length=4000)
@@ -67,7 +67,7 @@ class AgentRegister(BaseModel):
     metadata: Metadata = Field(default_factory=dict)
 
 
-class AgentUpdate(BaseModel):
+class AgentUpdate(RequestModel):
     """Fields to change; the others keep their values. `owner` and `description` may be null to clear."""
 
     name: bounded_name(200) | None = None  # type: ignore[valid-type]
@@ -88,7 +88,7 @@ class AgentUpdate(BaseModel):
         return self
 
 
-class HeartbeatIn(BaseModel):
+class HeartbeatIn(RequestModel):
     status: AgentStatus | None = None
 
 

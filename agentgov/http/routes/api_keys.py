@@ -11,7 +11,7 @@ from quart_schema import document_response, tag
 
 from agentgov.http.auth import Scheme, authorize, forget_keys, principal, services
 from agentgov.http.errors import ApiError, not_found
-from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, bounded_name, page
+from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, RequestModel, bounded_name, page
 from agentgov.http.validation import json_body, query
 from agentgov.security import api_keys
 from agentgov.security.roles import Permission, Role
@@ -23,7 +23,7 @@ bp = Blueprint("api_keys", __name__)
 _AUTH = (Scheme.BEARER, Scheme.API_KEY)
 
 
-class ApiKeyCreate(BaseModel):
+class ApiKeyCreate(RequestModel):
     name: bounded_name(100)  # type: ignore[valid-type]
     role: str | None = Field(default=None, description="At most the caller's role; defaults to it")
     expires_at: datetime | None = Field(default=None, description="ISO-8601 time; must be in the future")

@@ -24,7 +24,7 @@ from agentgov.actors.registry import AgentNotFound, lookup_agent
 from agentgov.audit_chain import canonical_json
 from agentgov.http.auth import Scheme, authorize, principal, services, tenant_id
 from agentgov.http.errors import ApiError
-from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, bounded_name, page
+from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, RequestModel, bounded_name, page
 from agentgov.http.validation import json_body, query
 from agentgov.security.roles import Permission
 from agentgov.storage.audit import AuditEntry, AuditRepo
@@ -49,7 +49,7 @@ Step = Annotated[str, Field(max_length=4000)]
 RiskScore = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False, description="0.0 to 1.0")]
 
 
-class AuditLogCreate(BaseModel):
+class AuditLogCreate(RequestModel):
     agent_id: uuid.UUID = Field(description="a registered agent of the tenant")
     action: bounded_name(200)  # type: ignore[valid-type]
     resource: bounded_name(2000)  # type: ignore[valid-type]

@@ -10,7 +10,7 @@ from quart_schema import document_response, tag
 
 from agentgov.http.auth import Scheme, authorize, forget_keys, principal, public, services
 from agentgov.http.errors import ApiError
-from agentgov.http.schemas import UserOut
+from agentgov.http.schemas import RequestModel, UserOut
 from agentgov.http.validation import json_body
 from agentgov.security import passwords, throttle
 from agentgov.security.principal import PrincipalKind
@@ -23,7 +23,7 @@ bp = Blueprint("auth", __name__)
 INVALID_LOGIN = "Invalid email or password"
 
 
-class LoginRequest(BaseModel):
+class LoginRequest(RequestModel):
     email: str = Field(min_length=1, max_length=254)
     password: str = Field(min_length=1, max_length=passwords.MAX_LENGTH)
     tenant: str | None = Field(

@@ -37,7 +37,7 @@ from agentgov.actors.registry import AgentNotFound
 from agentgov.http.auth import Scheme, authorize, services, tenant_id
 from agentgov.http.errors import ApiError
 from agentgov.http.routes.agents import AgentOut, AgentType, parse_uuid
-from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, bounded_name, page
+from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, RequestModel, bounded_name, page
 from agentgov.http.validation import json_body, parse_model, query, read_json
 from agentgov.ml.discovery import DEFAULT_MERGE_THRESHOLD
 from agentgov.security.roles import Permission
@@ -79,7 +79,7 @@ def _text(max_length: int) -> Any:
     return Annotated[str | None, Field(max_length=max_length)]
 
 
-class EventIn(BaseModel):
+class EventIn(RequestModel):
     """One observation of an agent that may not be registered. `source` and one identifying field
     (host, process, user_agent, endpoint or client_address) are required."""
 
@@ -106,16 +106,16 @@ class EventIn(BaseModel):
         return self.model_dump()
 
 
-class BatchIn(BaseModel):
+class BatchIn(RequestModel):
     events: list[EventIn] = Field(min_length=1, max_length=MAX_BATCH_EVENTS)
     cluster: bool = Field(default=False, description="group the batch's events into candidates by similarity")
 
 
-class ClusterIn(BaseModel):
+class ClusterIn(RequestModel):
     distance_threshold: float = Field(default=DEFAULT_MERGE_THRESHOLD, gt=0.0, le=2.0)
 
 
-class ConfirmIn(BaseModel):
+class ConfirmIn(RequestModel):
     """Optional overrides for the agent registered from the candidate."""
 
     name: bounded_name(200) | None = None  # type: ignore[valid-type]

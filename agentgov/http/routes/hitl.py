@@ -29,7 +29,7 @@ from agentgov.actors.hitl import (
 from agentgov.actors.registry import AgentNotFound, lookup_agent
 from agentgov.http.auth import Scheme, authorize, principal, services, tenant_id
 from agentgov.http.errors import ApiError
-from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, bounded_name, page
+from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, RequestModel, bounded_name, page
 from agentgov.http.validation import json_body, parse_model, query, read_json
 from agentgov.logs import fields
 from agentgov.security.roles import Permission
@@ -42,7 +42,7 @@ MAX_TEXT = 2000
 MAX_POLICY_IDS = 50
 
 
-class ApprovalCreate(BaseModel):
+class ApprovalCreate(RequestModel):
     agent_id: uuid.UUID = Field(description="The agent asking to act; it must be registered in this tenant.")
     action: bounded_name(200)  # type: ignore[valid-type]
     resource: bounded_name(1000)  # type: ignore[valid-type]
@@ -63,7 +63,7 @@ class ApprovalCreate(BaseModel):
         return value
 
 
-class Decision(BaseModel):
+class Decision(RequestModel):
     comment: str | None = Field(None, max_length=MAX_TEXT, description="The reviewer's note, kept with the decision.")
 
 

@@ -40,7 +40,8 @@ from agentgov.actors.policy import (
 from agentgov.actors.registry import AgentNotFound
 from agentgov.http.auth import Scheme, authorize, principal, services, tenant_id
 from agentgov.http.errors import ApiError
-from agentgov.http.schemas import MAX_PAGE_SIZE, Page, bounded_name, page
+from agentgov.http.schemas import MAX_PAGE_SIZE, Page, RequestModel, bounded_name, page
+from agentgov.http.text_guard import INT64_MAX
 from agentgov.http.validation import json_body, query, read_json
 from agentgov.policy import TEMPLATES, InvalidRequestError, PolicyDocument, PolicyValidationError
 from agentgov.policy.document import MAX_CEDAR_CHARS
@@ -68,8 +69,7 @@ Cedar = Annotated[str, Field(min_length=1, max_length=MAX_CEDAR_CHARS)]
 # ------------------------------------------------------------------------------------------------ schemas
 
 
-class PolicyCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class PolicyCreate(RequestModel):
 
     name: bounded_name(200)  # type: ignore[valid-type]
     description: Description | None = None
@@ -77,10 +77,8 @@ class PolicyCreate(BaseModel):
     is_active: StrictBool = True
 
 
-class PolicyUpdate(BaseModel):
+class PolicyUpdate(RequestModel):
     """Any subset of the fields; those left out keep their value. A change creates a new version."""
-
-    model_config = ConfigDict(extra="forbid")
 
     name: bounded_name(200) | None = None  # type: ignore[valid-type]
     description: Description | None = None
@@ -142,15 +140,14 @@ class PageQuery(BaseModel):
     limit: int = Field(50, ge=1, le=MAX_PAGE_SIZE)
 
 
-class PolicySettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class PolicySettings(RequestModel):
 
     default_decision: Literal["deny", "allow"] = Field(
         description="the decision when no policy applies to a check (deny unless changed)"
     )
 
 
-class CheckRequest(BaseModel):
+class CheckRequest(RequestModel):
     agent_id: str = Field(description="UUID of a registered agent of the tenant")
     action: str = Field(min_length=1, max_length=256)
     resource: str = Field(max_length=2048)
@@ -374,14 +371,20 @@ def _body_error(field: str, message: str, kind: str) -> ApiError:
     )
 
 
+_CHECK_FIELDS = frozenset(CheckRequest.model_fields)
+
+
 def _check_request(raw: Any) -> tuple[str, str, str, dict[str, Any]]:
     """(agent_id, action, resource, context) of a check body. Raises `ApiError` 422 naming the field.
 
     Mirrors `CheckRequest`: `agent_id` a UUID string, `action` 1..256 characters, `resource` at most 2048,
-    `context` an object (missing or null: empty); other keys are ignored.
+    `context` an object (missing or null: empty); any other key is a 422 naming it.
     """
     if not isinstance(raw, dict):
         raise ApiError(422, "Invalid request body: expected a JSON object", errors=[])
+    for key in raw:
+        if key not in _CHECK_FIELDS:
+            raise _body_error(key, "Extra inputs are not permitted", "extra_forbidden")
     values: dict[str, str] = {}
     for field, low, high in (("agent_id", 0, 64), ("action", 1, 256), ("resource", 0, 2048)):
         value = raw.get(field)
@@ -467,7 +470,8 @@ async def list_versions(policy_id: str, query: PageQuery) -> dict[str, Any]:
 @document_response(PolicyVersionOut)
 async def get_version(policy_id: str, version: int) -> dict[str, Any]:
     """One version of a policy."""
-    found = await _repo().get_version(tenant_id(), _policy_uuid(policy_id), version)
+    policy_uuid = _policy_uuid(policy_id)
+    found = None if version > INT64_MAX else await _repo().get_version(tenant_id(), policy_uuid, version)
     if found is None:
         raise ApiError(404, "Policy version not found")
     return _version_out(found)

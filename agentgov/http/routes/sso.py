@@ -20,6 +20,7 @@ from quart_schema import document_response, tag
 from agentgov.http.auth import public, services
 from agentgov.http.errors import ApiError
 from agentgov.http.routes.auth import LoginResponse
+from agentgov.http.schemas import RequestModel
 from agentgov.http.validation import json_body, query
 from agentgov.logs import fields
 from agentgov.security import sso
@@ -62,7 +63,7 @@ class CallbackQuery(BaseModel):
     error_description: str | None = Field(default=None, max_length=4096)
 
 
-class ExchangeRequest(BaseModel):
+class ExchangeRequest(RequestModel):
     code: str = Field(min_length=1, max_length=512, description="The one-time sso_code from the callback")
 
 

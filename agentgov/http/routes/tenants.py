@@ -10,7 +10,7 @@ from quart_schema import document_response, tag
 
 from agentgov.http.auth import Scheme, authorize, services
 from agentgov.http.errors import ApiError
-from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Email, bounded_name, page
+from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Email, RequestModel, bounded_name, page
 from agentgov.http.validation import json_body, query
 from agentgov.security import api_keys, passwords
 from agentgov.security.roles import Permission, Role
@@ -19,7 +19,7 @@ from agentgov.storage.identity import Conflict, NewApiKey, NewUser
 bp = Blueprint("tenants", __name__)
 
 
-class TenantCreate(BaseModel):
+class TenantCreate(RequestModel):
     name: bounded_name(100)  # type: ignore[valid-type]
     admin_email: Email | None = None
     admin_password: str | None = None

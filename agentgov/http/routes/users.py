@@ -16,7 +16,7 @@ from quart_schema import document_response, tag
 
 from agentgov.http.auth import Scheme, authorize, forget_keys, principal, services
 from agentgov.http.errors import ApiError, not_found
-from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Email, UserOut, page
+from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Email, RequestModel, UserOut, page
 from agentgov.http.validation import json_body, query
 from agentgov.security import passwords
 from agentgov.security.roles import Permission, Role
@@ -29,7 +29,7 @@ _USER_AUTH = (Scheme.BEARER, Scheme.API_KEY)
 TENANT_ROLES = [Role.DEVELOPER.value, Role.SECURITY_ANALYST.value, Role.ADMIN.value]
 
 
-class UserCreate(BaseModel):
+class UserCreate(RequestModel):
     email: Email
     password: str = Field(max_length=passwords.MAX_LENGTH)
     role: str = Field(default=Role.DEVELOPER.value, description=f"One of {', '.join(TENANT_ROLES)}")
@@ -37,20 +37,20 @@ class UserCreate(BaseModel):
     tenant_id: str | None = Field(default=None, description="Super Admin only: the tenant to create the user in")
 
 
-class UserUpdate(BaseModel):
+class UserUpdate(RequestModel):
     email: Email | None = None
     full_name: str | None = Field(default=None, max_length=200)
 
 
-class RoleChange(BaseModel):
+class RoleChange(RequestModel):
     role: str
 
 
-class PasswordReset(BaseModel):
+class PasswordReset(RequestModel):
     new_password: str = Field(max_length=passwords.MAX_LENGTH)
 
 
-class PasswordChange(BaseModel):
+class PasswordChange(RequestModel):
     current_password: str = Field(max_length=passwords.MAX_LENGTH)
     new_password: str = Field(max_length=passwords.MAX_LENGTH)
 

@@ -44,7 +44,7 @@ from agentgov.actors.registry import AgentNotFound, Heartbeat, registry
 from agentgov.http.auth import Scheme, authorize, principal, services, tenant_id
 from agentgov.http.errors import ApiError, validation_error
 from agentgov.http.routes.audit import ASK_TIMEOUT, JsonObject, RiskScore, Step, append_action
-from agentgov.http.schemas import bounded_name
+from agentgov.http.schemas import RequestModel, bounded_name
 from agentgov.http.validation import read_json
 from agentgov.security.roles import Permission
 
@@ -66,12 +66,12 @@ class WebhookHeaders(BaseModel):
     delivery_id: str | None = Field(default=None, alias="X-Delivery-Id", description="same as X-Webhook-Id")
 
 
-class WebhookEnvelope(BaseModel):
+class WebhookEnvelope(RequestModel):
     event: Literal["agent.action", "agent.heartbeat"]
     payload: dict[str, Any]
 
 
-class ActionPayload(BaseModel):
+class ActionPayload(RequestModel):
     agent_id: uuid.UUID = Field(description="a registered agent of the tenant")
     action: bounded_name(200) = "webhook_action"  # type: ignore[valid-type]
     resource: bounded_name(2000) = "webhook"  # type: ignore[valid-type]
@@ -82,7 +82,7 @@ class ActionPayload(BaseModel):
     is_approved: StrictBool = True
 
 
-class HeartbeatPayload(BaseModel):
+class HeartbeatPayload(RequestModel):
     agent_id: uuid.UUID = Field(description="a registered agent of the tenant")
     status: Literal["active", "inactive", "error"] | None = None
 
@@ -158,6 +158,13 @@ async def agent_webhook() -> dict[str, Any]:
     body = await read_json()
     if not isinstance(body, dict):
         raise ApiError(422, "Invalid request body: expected a JSON object with event and payload", errors=[])
+    for key in body:
+        if key not in WebhookEnvelope.model_fields:
+            raise ApiError(
+                422,
+                f"Invalid request body: {key}: Extra inputs are not permitted",
+                errors=[{"field": key, "message": "Extra inputs are not permitted", "type": "extra_forbidden"}],
+            )
     event = body.get("event")
     if not isinstance(event, str):
         raise ApiError(
