@@ -93,6 +93,7 @@ class Settings:
     log_level: str = "INFO"
     graceful_timeout: float = 10.0
     keep_alive_timeout: float = 30.0
+    trusted_proxy_hops: int = 0
     mailbox_capacity: int = 1024
     decision_log: str = "sync"
     # GIL_SWITCH_INTERVAL: seconds a thread waiting for the GIL waits before the running one is asked to let
@@ -156,6 +157,7 @@ class Settings:
             "log_level": env.get("LOG_LEVEL", "INFO").upper(),
             "graceful_timeout": _number(env, "GRACEFUL_TIMEOUT", 10.0),
             "keep_alive_timeout": _number(env, "KEEP_ALIVE_TIMEOUT", 30.0),
+            "trusted_proxy_hops": _hops(env),
             "mailbox_capacity": int(_number(env, "MAILBOX_CAPACITY", 1024)),
             "decision_log": decision_log,
             "gil_switch_interval": _number(env, "GIL_SWITCH_INTERVAL", 0.0005),
@@ -224,6 +226,15 @@ def _check_secret(name: str, value: str, environment: str, *, required: bool = F
         raise ConfigError(f"{name} is a public development default; set a strong random value in production")
     if len(value.strip()) < MIN_SECRET_LENGTH:
         raise ConfigError(f"{name} is too short: use at least {MIN_SECRET_LENGTH} characters")
+
+
+def _hops(env: Mapping[str, str]) -> int:
+    """TRUSTED_PROXY_HOPS: how many reverse proxies in front append `X-Forwarded-*` (0: none, trust no such
+    header). Raises `ConfigError` unless a whole number from 0 to 10."""
+    raw = env.get("TRUSTED_PROXY_HOPS", "").strip() or "0"
+    if not raw.isdigit() or int(raw) > 10:
+        raise ConfigError(f"TRUSTED_PROXY_HOPS must be a whole number from 0 to 10, not {raw!r}")
+    return int(raw)
 
 
 def _number(env: Mapping[str, str], name: str, default: float) -> float:

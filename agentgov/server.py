@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from typing import Any
 
 import trio
 from hypercorn.config import Config as HypercornConfig
@@ -23,6 +24,7 @@ from agentgov.actors.runtime import ActorSystem
 from agentgov.config import Settings
 from agentgov.http import server_patches
 from agentgov.http.app import create_app
+from agentgov.http.forwarded import TrustedProxies
 from agentgov.logs import fields
 from agentgov.security import passwords
 from agentgov.services import Services
@@ -83,7 +85,9 @@ async def serve(
             ) as actors:
                 services = Services(settings=settings, db=db, cache=cache, actors=actors)
                 await bootstrap_superadmin(services)
-                app = create_app(services)
+                app: Any = create_app(services)
+                if settings.trusted_proxy_hops:
+                    app = TrustedProxies(app, settings.trusted_proxy_hops)
                 server_patches.apply()
 
                 async def shutdown_trigger() -> None:
