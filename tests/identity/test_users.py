@@ -67,15 +67,14 @@ async def test_admin_cannot_reach_another_tenants_users(client, admin_session) -
     )
     beta_admin = (await response.get_json())["admin_user_id"]
     headers = bearer(admin_session)
-    for method, path in [
-        ("get", f"/api/v1/users/{beta_admin}"),
-        ("put", f"/api/v1/users/{beta_admin}"),
-        ("post", f"/api/v1/users/{beta_admin}/block"),
-        ("put", f"/api/v1/users/{beta_admin}/role"),
-        ("post", f"/api/v1/users/{beta_admin}/reset-password"),
-        ("delete", f"/api/v1/users/{beta_admin}"),
+    for method, path, body in [
+        ("get", f"/api/v1/users/{beta_admin}", None),
+        ("put", f"/api/v1/users/{beta_admin}", {"full_name": "Taken Over"}),
+        ("post", f"/api/v1/users/{beta_admin}/block", None),
+        ("put", f"/api/v1/users/{beta_admin}/role", {"role": "Developer"}),
+        ("post", f"/api/v1/users/{beta_admin}/reset-password", {"new_password": PASSWORD}),
+        ("delete", f"/api/v1/users/{beta_admin}", None),
     ]:
-        body = {"role": "Developer", "new_password": PASSWORD}
         response = await getattr(client, method)(path, json=body, headers=headers)
         assert response.status_code == 404, (method, path)
     listing = await (await client.get("/api/v1/users", headers=headers)).get_json()
