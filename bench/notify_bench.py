@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """Notification latency at N connected WebSocket subscribers (run by hand; prints figures).
 
-    python bench/notify_bench.py [--clients 1000] [--rounds 30] [--database-url sqlite:///...]
+    python bench/notify_bench.py [--clients 1000] [--rounds 30] [--client raw|trio-websocket]
+                                 [--database-url sqlite:///...]
 
 What it does:
 
 1. Starts the service (`run.py`) in its own process on a free port, with a fresh SQLite database in a
    temporary directory (or `--database-url`).
 2. Creates a tenant with an Admin user, logs in (JWT for the WebSocket), registers an agent.
-3. Starts ONE client process that opens `--clients` WebSocket connections to `/api/v1/ws?token=...`.
+3. Starts ONE client process that opens `--clients` WebSocket connections to `/api/v1/ws?token=...`. The
+   default `raw` client reads every socket in one epoll loop and parses frames by hand, taking the receipt
+   time before parsing, so it adds a few microseconds per delivery; `--client trio-websocket` uses a
+   trio-websocket connection per subscriber (its own per-message parsing then dominates the figures).
 4. Each round, the client process records `t0`, sends a `POST /api/v1/policies/check` that the tenant's
    policies deny (a tenant without policies denies by default), and records when each subscriber receives the
    resulting `policy.violated` event. If the policy check endpoint is not available it falls back to
@@ -23,6 +27,7 @@ subscribers x rounds) and per round (until the last subscriber has it).
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import secrets
@@ -121,12 +126,24 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--database-url", default="")
+    parser.add_argument(
+        "--client",
+        choices=("raw", "trio-websocket"),
+        default="raw",
+        help="raw (default): one epoll loop reads every socket and parses frames by hand, so the client adds "
+        "little; trio-websocket: a trio-websocket connection per subscriber (the client's own per-message "
+        "cost then adds to the figures)",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # JSON: run as the client process
     args = parser.parse_args()
     if args.worker:
-        import trio
+        spec = json.loads(args.worker)
+        if spec["client"] == "raw":
+            run_raw_clients(spec)
+        else:
+            import trio
 
-        trio.run(run_clients, json.loads(args.worker))
+            trio.run(run_clients, spec)
         return
 
     data_dir = tempfile.mkdtemp(prefix="agentgov-bench-")
@@ -137,10 +154,10 @@ def main() -> None:
     try:
         wait_ready(base, server)
         setup = set_up(base, admin_key)
-        spec = {**setup, "base": base, "clients": args.clients, "rounds": args.rounds}
+        spec = {**setup, "base": base, "clients": args.clients, "rounds": args.rounds, "client": args.client}
         print(
             f"server pid {server.pid} on {base} ({database_url.split(':')[0]}); {args.clients} subscribers in a "
-            f"separate client process; trigger: "
+            f"separate client process ({args.client} client); trigger: "
             + (
                 "POST /policies/check (denied) -> policy.violated"
                 if setup["trigger"] == "policy"
@@ -233,6 +250,157 @@ async def run_clients(spec: dict[str, Any]) -> None:
                 results.append({"http": t_http - t0, "first": latencies[0], "last": latencies[-1], "all": latencies})  # type: ignore[dict-item]
                 await trio.sleep(0.2)  # let the clients settle between rounds
         nursery.cancel_scope.cancel()
+    report(results, clients)
+
+
+def _ws_handshakes(host: str, port: int, resource: str, count: int) -> list[socket.socket]:
+    """`count` upgraded WebSockets (non-blocking sockets): every upgrade request is sent before any answer
+    is read, so the server handles them concurrently. Raises `RuntimeError` if an upgrade is refused."""
+    sockets = []
+    for _ in range(count):
+        sock = socket.create_connection((host, port))
+        key = base64.b64encode(os.urandom(16)).decode()
+        sock.sendall(
+            (
+                f"GET {resource} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+                f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            ).encode()
+        )
+        sockets.append(sock)
+    for sock in sockets:
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = sock.recv(4096)
+            if not chunk:
+                raise RuntimeError("connection closed during the WebSocket upgrade")
+            head += chunk
+        status_line = head.split(b"\r\n", 1)[0]
+        if b" 101 " not in status_line:
+            raise RuntimeError(f"upgrade refused: {status_line!r}")
+        sock.setblocking(False)
+        _RAW_BUFFERS[sock.fileno()] = bytearray(head.split(b"\r\n\r\n", 1)[1])
+    return sockets
+
+
+_RAW_BUFFERS: dict[int, bytearray] = {}
+
+
+def _frames(buffer: bytearray) -> list[bytes]:
+    """Complete unmasked server frames' payloads taken off the front of `buffer` (text, binary, control)."""
+    payloads = []
+    while len(buffer) >= 2:
+        length, offset = buffer[1] & 0x7F, 2
+        if length == 126:
+            if len(buffer) < 4:
+                break
+            length, offset = int.from_bytes(buffer[2:4], "big"), 4
+        elif length == 127:
+            if len(buffer) < 10:
+                break
+            length, offset = int.from_bytes(buffer[2:10], "big"), 10
+        if len(buffer) < offset + length:
+            break
+        payloads.append(bytes(buffer[offset : offset + length]))
+        del buffer[: offset + length]
+    return payloads
+
+
+def run_raw_clients(spec: dict[str, Any]) -> None:
+    """Every subscriber on one epoll loop in this thread; the trigger requests from another thread.
+
+    Receipt time is taken when a socket's bytes are read, before any parsing, so the figures are the
+    server's delivery latency plus a few microseconds of client work per subscriber.
+    """
+    import http.client
+    import re
+    import selectors
+    import threading
+
+    clients, rounds, trigger = spec["clients"], spec["rounds"], spec["trigger"]
+    marker = b'"policy.violated"' if trigger == "policy" else b'"hitl.requested"'
+    round_of = re.compile(rb"bench-(\d+)")
+    parts = urlsplit(spec["base"])
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    resource = f"/api/v1/ws?token={spec['token']}"
+    started = time.monotonic()
+    selector = selectors.DefaultSelector()
+    sockets = []
+    for batch in range(0, clients, 100):
+        sockets += _ws_handshakes(host, port, resource, min(100, clients - batch))
+    for sock in sockets:
+        selector.register(sock, selectors.EVENT_READ)
+    received: list[list[float]] = [[] for _ in range(rounds)]
+    greeted = 0
+    while greeted < clients:  # every subscriber's first message is system.status
+        for key, _ in selector.select(timeout=60):
+            sock = key.fileobj
+            buffer = _RAW_BUFFERS[sock.fileno()]  # type: ignore[union-attr]
+            buffer.extend(sock.recv(65536))  # type: ignore[union-attr]
+            greeted += sum(1 for payload in _frames(buffer) if b'"system.status"' in payload)
+    print(f"{clients} subscribers connected in {time.monotonic() - started:.1f} s", flush=True)
+
+    t0s: list[float] = [0.0] * rounds
+    https: list[float] = [0.0] * rounds
+    go = [threading.Event() for _ in range(rounds)]
+    errors: list[BaseException] = []
+
+    def trigger_rounds() -> None:
+        try:
+            connection = http.client.HTTPConnection(host, port, timeout=30)
+            headers = {"X-API-Key": spec["api_key"], "Content-Type": "application/json"}
+            for n in range(rounds):
+                go[n].wait()
+                if trigger == "policy":
+                    url = "/api/v1/policies/check"
+                    body: dict[str, Any] = {
+                        "agent_id": spec["agent_id"],
+                        "action": "transfer_funds",
+                        "resource": f"bench-{n}",
+                        "context": {},
+                    }
+                else:
+                    url = "/api/v1/hitl/request"
+                    body = {"agent_id": spec["agent_id"], "action": "transfer_funds", "resource": f"bench-{n}"}
+                payload = json.dumps(body).encode()
+                t0s[n] = time.monotonic()
+                connection.request("POST", url, body=payload, headers=headers)
+                response = connection.getresponse()
+                response.read()
+                https[n] = time.monotonic() - t0s[n]
+                if response.status >= 300:
+                    raise RuntimeError(f"trigger answered {response.status}")
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=trigger_rounds, daemon=True)
+    thread.start()
+    results: list[dict[str, Any]] = []
+    for n in range(rounds):
+        time.sleep(0.2)  # let the previous round settle
+        go[n].set()
+        deadline = time.monotonic() + 60
+        while len(received[n]) < clients:
+            if errors:
+                raise errors[0]
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"round {n}: {len(received[n])} of {clients} deliveries in 60 s")
+            for key, _ in selector.select(timeout=1):
+                now = time.monotonic()
+                sock = key.fileobj
+                buffer = _RAW_BUFFERS[sock.fileno()]  # type: ignore[union-attr]
+                data = sock.recv(65536)  # type: ignore[union-attr]
+                if not data:
+                    raise RuntimeError("a subscriber was disconnected")
+                buffer.extend(data)
+                for payload in _frames(buffer):
+                    if marker in payload and (match := round_of.search(payload)):
+                        received[int(match.group(1))].append(now)
+        while https[n] == 0.0 and not errors:
+            time.sleep(0.001)
+        latencies = sorted(t - t0s[n] for t in received[n])
+        results.append({"http": https[n], "first": latencies[0], "last": latencies[-1], "all": latencies})
+    for sock in sockets:
+        sock.close()
     report(results, clients)
 
 

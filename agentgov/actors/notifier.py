@@ -20,6 +20,11 @@ seconds. Each event needs a permission (`EVENT_PERMISSIONS`): a subscriber recei
 may read (e.g. `anomaly.detected` needs `anomalies:read`, Security Analyst+). A tenant's notifier only ever
 holds that tenant's subscribers, so tenants never see each other's events.
 
+Direct writes: a subscriber whose connection attached a `DirectWriter` (`Subscription.writer`) and has
+nothing queued gets the event's frame, built once per event, written to its socket at once by the notifier;
+what the socket does not take at once is queued (as `bytes`, the rest of the frame) for the subscriber's
+task like any event (`str`). The subscriber's task calls `Subscription.sent()` after each item it sends.
+
 Slow subscribers (overflow policy): each subscriber has its own buffer of `buffer_size` events filled with
 `send_nowait`, so publishing never waits for anyone. An event that does not fit a full buffer is not
 delivered to that subscriber; instead the subscriber is disconnected (`Subscription.close_reason` is
@@ -46,7 +51,7 @@ import itertools
 import json
 import logging
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 
@@ -134,14 +139,29 @@ class Subscription:
     tenant_id: str
     label: str
     role: Role
-    receive: trio.MemoryReceiveChannel[str]
+    receive: trio.MemoryReceiveChannel[str | bytes]
     close_reason: str | None = None
+    writer: DirectWriter | None = None
+    queued: int = 0
+
+    def sent(self) -> None:
+        """Call after sending each item read from `receive` (the notifier writes directly only when none
+        is queued or being sent, so the subscriber's events stay in order)."""
+        self.queued -= 1
+
+
+class DirectWriter(Protocol):
+    """Writes whole frames to a subscriber's connection (`agentgov.http.ws_frames.FrameWriter`)."""
+
+    def write_now(self, frame: bytes) -> int:
+        """Bytes of `frame` written at once, without waiting (0..len(frame)). Never raises."""
+        ...
 
 
 @dataclasses.dataclass
 class _Subscriber:
     subscription: Subscription
-    send: trio.MemorySendChannel[str]
+    send: trio.MemorySendChannel[str | bytes]
     delivered: int = 0
 
 
@@ -165,6 +185,22 @@ def encode(event: str, tenant_id: str, data: dict[str, Any], timestamp: str | No
         separators=(",", ":"),
         default=str,
     )
+
+
+_TEXT_FIN = 0x81
+
+
+def text_frame(text: str) -> bytes:
+    """One complete, unmasked (server-to-client) text frame carrying `text`."""
+    payload = text.encode("utf-8")
+    size = len(payload)
+    if size < 126:
+        header = bytes((_TEXT_FIN, size))
+    elif size < 1 << 16:
+        header = bytes((_TEXT_FIN, 126)) + size.to_bytes(2, "big")
+    else:
+        header = bytes((_TEXT_FIN, 127)) + size.to_bytes(8, "big")
+    return header + payload
 
 
 class NotifierActor(Actor[NotifierMessage]):
@@ -239,7 +275,7 @@ class NotifierActor(Actor[NotifierMessage]):
     # -- internals --
 
     def _subscribe(self, role: Role, label: str) -> Subscription:
-        send, receive = trio.open_memory_channel[str](self.buffer_size)
+        send, receive = trio.open_memory_channel[str | bytes](self.buffer_size)
         subscription = Subscription(
             id=next(self._ids), tenant_id=self.tenant_id, label=label, role=role, receive=receive
         )
@@ -257,10 +293,25 @@ class NotifierActor(Actor[NotifierMessage]):
         if not self._subscribers:
             return
         message = encode(event, self.tenant_id, data)
+        frame: bytes | None = None
         for subscriber in list(self._subscribers.values()):
-            self._deliver(subscriber, event, message)
+            subscription = subscriber.subscription
+            writer = subscription.writer
+            if writer is not None and subscription.queued == 0:
+                if not has_permission(subscription.role, EVENT_PERMISSIONS[event]):
+                    continue
+                if frame is None:
+                    frame = text_frame(message)
+                written = writer.write_now(frame)
+                if written == len(frame):
+                    subscriber.delivered += 1
+                    self._delivered += 1
+                    continue
+                self._deliver(subscriber, event, frame[written:] if written else message)
+            else:
+                self._deliver(subscriber, event, message)
 
-    def _deliver(self, subscriber: _Subscriber, event: str, message: str) -> None:
+    def _deliver(self, subscriber: _Subscriber, event: str, message: str | bytes) -> None:
         if not has_permission(subscriber.subscription.role, EVENT_PERMISSIONS[event]):
             return
         try:
@@ -281,11 +332,13 @@ class NotifierActor(Actor[NotifierMessage]):
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             self._close(subscriber, None)  # the subscriber went away without unsubscribing
             return
+        subscriber.subscription.queued += 1
         subscriber.delivered += 1
         self._delivered += 1
 
     def _close(self, subscriber: _Subscriber, reason: str | None) -> None:
         subscription = subscriber.subscription
+        subscription.writer = None
         if subscription.close_reason is None:
             subscription.close_reason = reason
         self._subscribers.pop(subscription.id, None)

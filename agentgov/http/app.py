@@ -32,6 +32,7 @@ from agentgov.http.routes import (
     webhooks,
     ws,
 )
+from agentgov.http.ws_frames import expose_send
 from agentgov.services import Services
 
 API_PREFIX = "/api/v1"
@@ -90,6 +91,7 @@ def create_app(services: Services, *, hot_path: bool = True) -> QuartTrio:
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
 
     check_all_routes_declared(app)
+    app.asgi_app = expose_send(app.asgi_app)  # type: ignore[method-assign]
     if hot_path:
         app.asgi_app = HotPath(  # type: ignore[method-assign]
             app, [HotRoute("POST", f"{API_PREFIX}/policies/check", "policies.check", policies.run_check)]

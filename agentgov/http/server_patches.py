@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from itertools import chain
@@ -104,6 +105,12 @@ def _error_headers(body: bytes) -> list[tuple[bytes, bytes]]:
 
 
 async def _protocol_send(self: tcp_server.TCPServer, event: Event) -> None:
+    if isinstance(event, RawData):
+        sent = send_now(self, event.data)
+        if sent == len(event.data):
+            return
+        if sent:
+            event = RawData(data=event.data[sent:])
     with trio.CancelScope(shield=True):
         if isinstance(event, Closed):
             await _start_lingering_close(self)
@@ -119,6 +126,27 @@ async def _protocol_send(self: tcp_server.TCPServer, event: Event) -> None:
                 await self.idle_task.restart(self._task_group, self._idle_timeout)
             else:
                 await self.idle_task.stop()
+
+
+def send_now(self: tcp_server.TCPServer, data: bytes) -> int:
+    """Write what the kernel takes of `data` at once, without yielding; the number of bytes written.
+
+    Only a plain TCP stream that nobody else is writing to (the send lock is free, so no earlier bytes
+    are queued) is written to, with one non-blocking `write`; anything else, a full socket buffer or an
+    error returns 0 and the caller takes the usual path (which reports the error). This saves two trio
+    checkpoints per write: with many WebSocket subscribers each woken for the same event, every
+    checkpoint sends each writer to the back of the run queue behind all the others, so no subscriber got
+    its frame until every one had been prepared.
+    """
+    stream = self.stream
+    if type(stream) is not trio.SocketStream or self.send_lock.locked() or not data:
+        return 0
+    if stream.socket.did_shutdown_SHUT_WR:
+        return 0
+    try:
+        return os.write(stream.socket.fileno(), data)
+    except OSError:  # would block, or the connection is gone: the usual path waits or reports it
+        return 0
 
 
 async def _start_lingering_close(self: tcp_server.TCPServer) -> None:

@@ -37,6 +37,7 @@ from agentgov.actors.notifier import CLOSE_SLOW, Subscribe, Subscription, Unsubs
 from agentgov.actors.runtime import ActorRef, ActorStopped, MailboxFull
 from agentgov.http.auth import authenticate_websocket_token, services, websocket_token
 from agentgov.http.errors import ApiError, error_response
+from agentgov.http.ws_frames import SEND_KEY, FrameWriter
 from agentgov.logs import fields
 from agentgov.security.principal import Principal
 from agentgov.security.roles import Permission
@@ -91,7 +92,10 @@ async def serve_subscriber() -> Response | None:
         return error_response(503, f"Service unavailable: {exc}", {"Retry-After": "1"})
     try:
         await websocket.accept()
+        link.writer = FrameWriter.of(websocket.scope.get(SEND_KEY))
+        link.subscription.writer = link.writer
         code, reason = await _relay(svc, link, _expiry(token))
+        link.subscription.writer = None  # nothing may follow the close frame
         await websocket.close(code, reason)
     finally:
         link.close()
@@ -105,6 +109,7 @@ class _Link:
     who: Principal
     ref: ActorRef[Any]
     subscription: Subscription
+    writer: FrameWriter | None = None
 
     @classmethod
     async def open(cls, svc: Services, who: Principal) -> _Link:
@@ -114,6 +119,7 @@ class _Link:
         return cls(who, ref, await ref.ask(Subscribe(who.role, who.actor_label)))
 
     def close(self) -> None:
+        self.subscription.writer = None
         self.subscription.receive.close()
         with suppress(MailboxFull, ActorStopped):
             self.ref.tell(Unsubscribe(self.subscription.id))
@@ -148,8 +154,13 @@ async def _relay(svc: Services, link: _Link, expires_at: float) -> tuple[int, st
         nursery.start_soon(finish_when, svc.shutting_down.wait, CLOSE_GOING_AWAY, "server shutting down")
         nursery.start_soon(finish_when, token_expired, CLOSE_TOKEN_EXPIRED, "access token expired")
         while True:
-            async for message in link.subscription.receive:
-                await websocket.send(message)
+            async for item in link.subscription.receive:
+                if isinstance(item, bytes):  # the rest of a frame the notifier began writing
+                    assert link.writer is not None
+                    await link.writer.write(item)
+                else:
+                    await websocket.send(item)
+                link.subscription.sent()
             if link.subscription.close_reason == CLOSE_SLOW:
                 outcome.append((CLOSE_TOO_SLOW, "too slow: events were dropped; reconnect"))
                 break
@@ -164,6 +175,7 @@ async def _relay(svc: Services, link: _Link, expires_at: float) -> tuple[int, st
                 break
             link.close()
             link.ref, link.subscription = fresh.ref, fresh.subscription
+            link.subscription.writer = link.writer
             log.info("subscriber followed a restarted notifier", extra=fields(tenant_id=link.who.tenant_id))
         nursery.cancel_scope.cancel()
     return outcome[0]
