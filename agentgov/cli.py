@@ -18,7 +18,7 @@ import trio
 from agentgov.config import ConfigError, Settings
 from agentgov.logs import configure_logging
 from agentgov.server import serve
-from agentgov.storage.database import DatabaseError
+from agentgov.storage.database import DatabaseError, QueryError
 
 log = logging.getLogger("agentgov")
 
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.setswitchinterval(settings.gil_switch_interval)
     try:
         trio.run(_run_until_signal, settings)
-    except DatabaseError as exc:
+    except (DatabaseError, QueryError) as exc:
         log.error(f"cannot start: {exc}")
         return 1
     return 0
@@ -116,7 +116,7 @@ def _create_superadmin(settings: Settings, email: str) -> int:
 
     try:
         user_id, created = trio.run(run)
-    except DatabaseError as exc:
+    except (DatabaseError, QueryError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"{'created' if created else 'already exists'}: Super Admin {email} ({user_id})")
@@ -142,7 +142,7 @@ def _verify_audit(settings: Settings, tenant: str, as_json: bool) -> int:
 
     try:
         report = trio.run(run)
-    except DatabaseError as exc:
+    except (DatabaseError, QueryError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if report is None:

@@ -104,8 +104,9 @@ def api_error_for(exc: Exception) -> ApiError:
     """The answer to an exception a handler let escape (logging the ones that need a look).
 
     `ApiError` as it is; a full mailbox or a stopping actor a 503 with Retry-After; a `Rejected` message a
-    422; an audit chain that cannot be appended a 503; an unreachable database
-    or cache a 503; anything else a 500 whose detail quotes the request id.
+    422; an audit chain that cannot be appended a 503; a database or cache that cannot serve the call now a
+    503; anything else, a failed statement (`QueryError`) included, a 500 whose detail quotes the request
+    id, logged with its traceback.
     """
     match exc:
         case ApiError():

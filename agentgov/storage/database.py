@@ -2,7 +2,9 @@
 
 Repositories are written once against `Connection` with `:name` placeholders and portable types (TEXT
 ids and ISO-8601 UTC timestamps, INTEGER booleans, TEXT JSON); each backend (`SqliteDatabase`,
-`PostgresDatabase`) supplies connections, transactions and the few dialect differences. Every call runs in a
+`PostgresDatabase`) supplies connections, transactions and the few dialect differences. Failures are the same on
+every backend: `DatabaseError` when the database cannot serve the call now (retry later), `QueryError`
+(with its subclass `IntegrityError`) when the statement or its values are at fault. Every call runs in a
 worker thread under a `trio.CapacityLimiter`; cancelling the caller waits for the statement to finish
 (the thread is not abandoned), so a write is either committed or rolled back, never left half-done.
 """
@@ -22,10 +24,17 @@ MAX_PARAMETERS = 30_000
 
 
 class DatabaseError(Exception):
-    """The database could not be reached or the statement failed for a reason outside the caller's input."""
+    """The database cannot serve the call now: unreachable, closed, locked or busy past its timeout, out of
+    space, or failing as a whole. Retrying later may succeed (the HTTP layer answers 503)."""
 
 
-class IntegrityError(DatabaseError):
+class QueryError(Exception):
+    """A statement failed because of the statement or its values: a programming error (a SQL typo, a missing
+    table, a wrong binding) or a value the database refuses. Retrying the same call fails the same way (the
+    HTTP layer answers 500 and logs it, unless the caller handles it). Never a `DatabaseError`."""
+
+
+class IntegrityError(QueryError):
     """A uniqueness or foreign-key constraint was violated."""
 
 

@@ -16,7 +16,7 @@ import psycopg_pool
 import trio
 from psycopg.rows import dict_row
 
-from agentgov.storage.database import Connection, Database, DatabaseError, IntegrityError, Row
+from agentgov.storage.database import Connection, Database, DatabaseError, IntegrityError, QueryError, Row
 
 T = TypeVar("T")
 _PLACEHOLDER = re.compile(r"(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)")
@@ -100,6 +100,10 @@ class PostgresDatabase(Database):
             return await trio.to_thread.run_sync(run, limiter=self._limiter)
         except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
             raise DatabaseError(str(exc)) from exc
+        except psycopg.errors.IntegrityError as exc:  # raised by the commit (deferred constraints)
+            raise IntegrityError(str(exc)) from exc
+        except psycopg.Error as exc:
+            raise QueryError(str(exc)) from exc
 
     async def read(self, fn: Callable[[Connection], T]) -> T:
         return await self._run(fn, read_only=True)

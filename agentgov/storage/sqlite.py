@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from agentgov.storage.database import Connection, Database, DatabaseError, IntegrityError, Row
+from agentgov.storage.database import Connection, Database, DatabaseError, IntegrityError, QueryError, Row
 
 T = TypeVar("T")
 
@@ -43,9 +43,13 @@ def positional(sql: str) -> tuple[str, tuple[str, ...]]:
 
 
 def _bind(sql: str, params: Mapping[str, Any] | None) -> tuple[str, tuple[Any, ...]]:
+    """`sql` with positional markers and its values in order. Raises `QueryError` for a name not bound."""
     text, names = positional(sql)
     values = params or {}
-    return text, tuple(values[name] for name in names)
+    try:
+        return text, tuple(values[name] for name in names)
+    except KeyError as exc:
+        raise QueryError(f"parameter :{exc.args[0]} is not bound") from None
 
 
 class _SqliteConnection(Connection):
@@ -89,6 +93,34 @@ def _connect(path: str) -> sqlite3.Connection:
     return raw
 
 
+# Primary result codes that mean the database cannot serve the call now (sqlite.org/rescode.html).
+_UNAVAILABLE_CODES = frozenset(
+    {
+        5,  # SQLITE_BUSY
+        6,  # SQLITE_LOCKED
+        7,  # SQLITE_NOMEM
+        8,  # SQLITE_READONLY
+        10,  # SQLITE_IOERR
+        11,  # SQLITE_CORRUPT
+        13,  # SQLITE_FULL
+        14,  # SQLITE_CANTOPEN
+        15,  # SQLITE_PROTOCOL
+        26,  # SQLITE_NOTADB
+    }
+)
+
+
+def storage_error(exc: sqlite3.Error) -> Exception:
+    """The storage error for a driver error: `IntegrityError` for a constraint, `DatabaseError` when the
+    database cannot serve the call (by SQLite's primary result code), `QueryError` for anything else."""
+    if isinstance(exc, sqlite3.IntegrityError):
+        return IntegrityError(str(exc))
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None and code & 0xFF in _UNAVAILABLE_CODES:
+        return DatabaseError(str(exc))
+    return QueryError(str(exc))
+
+
 class SqliteDatabase(Database):
     dialect = "sqlite"
 
@@ -121,7 +153,7 @@ class SqliteDatabase(Database):
                 finally:
                     raw.execute("COMMIT")
             except sqlite3.Error as exc:
-                raise DatabaseError(str(exc)) from exc
+                raise storage_error(exc) from exc
             finally:
                 self._readers.put(raw)
 
@@ -145,7 +177,7 @@ class SqliteDatabase(Database):
             try:
                 return await trio.to_thread.run_sync(run)
             except sqlite3.Error as exc:
-                raise DatabaseError(str(exc)) from exc
+                raise storage_error(exc) from exc
 
     async def ping(self) -> None:
         await self.read(lambda conn: conn.scalar("SELECT 1"))

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from agentgov.storage import open_database
-from agentgov.storage.database import Connection, Database, DatabaseError, IntegrityError
+from agentgov.storage.database import Connection, Database, DatabaseError, IntegrityError, QueryError
 from agentgov.storage.identity import Conflict, IdentityRepo, NewApiKey, NewUser
 from agentgov.storage.migrations import Migration, all_migrations, apply_migrations, schema_version
 from tests.support.backends import postgres_database
@@ -93,6 +93,32 @@ async def test_constraint_violation_is_integrity_error(db: Database) -> None:
     await db.write(lambda c: c.execute(sql, {"id": "a"}))
     with pytest.raises(IntegrityError):
         await db.write(lambda c: c.execute(sql, {"id": "b"}))
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELEC 1",  # a typo
+        "SELECT * FROM no_such_table",
+        "SELECT no_such_column FROM tenants",
+        "SELECT :missing",  # a parameter never bound
+    ],
+)
+@pytest.mark.parametrize("mode", ["read", "write"])
+async def test_a_failing_statement_is_a_query_error_not_unavailability(db: Database, sql: str, mode: str) -> None:
+    run = db.read if mode == "read" else db.write
+    with pytest.raises(QueryError) as caught:
+        await run(lambda c: c.fetchall(sql))
+    assert not isinstance(caught.value, DatabaseError)
+    assert await db.read(lambda c: c.scalar("SELECT 1")) == 1  # the connection is still usable
+
+
+async def test_integrity_errors_are_query_errors_not_unavailability(db: Database) -> None:
+    sql = "INSERT INTO tenants (id, name, name_key, settings, created_at) VALUES ('a', 'N', 'n', '{}', 't')"
+    await db.write(lambda c: c.execute(sql))
+    with pytest.raises(IntegrityError) as caught:
+        await db.write(lambda c: c.execute(sql))
+    assert isinstance(caught.value, QueryError) and not isinstance(caught.value, DatabaseError)
 
 
 async def test_executemany_and_percent_literals(db: Database) -> None:
