@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agentgov.storage.database import Connection, Database, Row
+from agentgov.storage.database import Connection, Database, Row, in_list
 
 AGENT_TYPES = ("llm", "tool", "workflow", "custom")
 AGENT_STATUSES = ("active", "inactive", "error")
@@ -73,19 +73,6 @@ class Agent:
             created_at=row["created_at"],
             updated_at=row["updated_at"],
         )
-
-
-@dataclasses.dataclass(frozen=True)
-class NewAgent:
-    """The fields a registration supplies; the repository adds id, timestamps and status."""
-
-    name: str
-    type: str
-    description: str = ""
-    capabilities: tuple[str, ...] = ()
-    owner: str | None = None
-    metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
-    status: str = "active"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,10 +180,6 @@ def _get(conn: Connection, tenant_id: str, agent_id: str) -> Agent | None:
     return None if row is None else Agent.from_row(row)
 
 
-def _in_list(prefix: str, values: Sequence[str]) -> tuple[str, dict[str, Any]]:
-    names = [f"{prefix}{i}" for i in range(len(values))]
-    return ", ".join(f":{n}" for n in names), dict(zip(names, values, strict=True))
-
 
 class AgentRepo:
     """Persistence of agents and their embeddings. Every call is one transaction, filtered by tenant.
@@ -251,7 +234,7 @@ class AgentRepo:
         """The agents among `agent_ids` that exist in this tenant, by id."""
         if not agent_ids:
             return {}
-        placeholders, params = _in_list("id", agent_ids)
+        placeholders, params = in_list("id", agent_ids)
         rows = await self.db.read(
             lambda conn: conn.fetchall(
                 f"SELECT {_COLUMNS} FROM agents WHERE tenant_id = :t AND id IN ({placeholders})",
@@ -348,7 +331,7 @@ class AgentRepo:
         if agent_ids is not None:
             if not agent_ids:
                 return []
-            placeholders, more = _in_list("id", agent_ids)
+            placeholders, more = in_list("id", agent_ids)
             where += f" AND a.id IN ({placeholders})"
             params.update(more)
         rows = await self.db.read(

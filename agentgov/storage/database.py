@@ -89,6 +89,14 @@ class Connection(abc.ABC):
         return None if row is None else next(iter(row.values()))
 
 
+def in_list(prefix: str, values: Sequence[Any]) -> tuple[str, dict[str, Any]]:
+    """The `:name` markers of an `IN (...)` list for `values` and their parameters, named `prefix0`,
+    `prefix1`, ... (`prefix` must not collide with the statement's other parameter names). Keep `values`
+    under `MAX_PARAMETERS`; callers with more split them."""
+    names = [f"{prefix}{i}" for i in range(len(values))]
+    return ", ".join(f":{n}" for n in names), dict(zip(names, values, strict=True))
+
+
 @functools.lru_cache(maxsize=64)
 def _insert_sql(table: str, columns: tuple[str, ...], count: int, placeholder: str) -> str:
     one = f"({', '.join([placeholder] * len(columns))})"
