@@ -41,7 +41,7 @@ import trio
 import trio_parallel
 
 from agentgov.actors.registry import AgentNotFound, GetAgent, RegisterAgent, registry
-from agentgov.actors.runtime import Actor, ActorContext, Failure, Outcome, Success
+from agentgov.actors.runtime import Actor, ActorContext, Failure, InvalidMessage, Outcome, Success
 from agentgov.ml.agent_type import default_type_classifier
 from agentgov.ml.discovery import (
     DEFAULT_MERGE_THRESHOLD,
@@ -190,7 +190,7 @@ def _observed(value: Any) -> str:
     if isinstance(value, str):
         value = datetime.fromisoformat(value.replace("Z", "+00:00"))
     if not isinstance(value, datetime):
-        raise ValueError("observed_at must be an ISO-8601 timestamp")
+        raise InvalidMessage("observed_at must be an ISO-8601 timestamp")
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     return to_iso(value)
@@ -215,7 +215,7 @@ def prepare(raw: Mapping[str, Any]) -> PreparedEvent:
     event["source"] = str(raw.get("source") or "")
     metadata = raw.get("metadata") or {}
     if not isinstance(metadata, Mapping):
-        raise ValueError("metadata must be an object")
+        raise InvalidMessage("metadata must be an object")
     event["metadata"] = dict(metadata)
     agent_ref_id = None
     ref = metadata.get("agent_id")
@@ -329,7 +329,7 @@ class DiscoveryActor(Actor[DiscoveryMessage]):
 
     async def _ingest(self, events: Sequence[Mapping[str, Any]], cluster: bool) -> list[IngestResult]:
         if len(events) > MAX_BATCH_EVENTS:
-            raise ValueError(f"at most {MAX_BATCH_EVENTS} events per batch")
+            raise InvalidMessage(f"at most {MAX_BATCH_EVENTS} events per batch")
         prepared, labels = await trio.to_thread.run_sync(_prepare_all, events, cluster)
         return await self._write(prepared, labels)
 
@@ -342,7 +342,7 @@ class DiscoveryActor(Actor[DiscoveryMessage]):
         for k, msg in enumerate(messages):
             try:
                 if len(msg.events) > MAX_BATCH_EVENTS:
-                    raise ValueError(f"at most {MAX_BATCH_EVENTS} events per batch")
+                    raise InvalidMessage(f"at most {MAX_BATCH_EVENTS} events per batch")
                 these = [prepare(e) for e in msg.events]
             except Exception as exc:
                 outcomes[k] = Failure(exc)
@@ -414,7 +414,7 @@ class DiscoveryActor(Actor[DiscoveryMessage]):
 
     async def _start_clustering(self, threshold: float) -> DiscoveryJob:
         if not 0.0 < threshold <= 2.0:
-            raise ValueError("distance_threshold must be within (0, 2]")
+            raise InvalidMessage("distance_threshold must be within (0, 2]")
         if self._nursery is None:
             raise RuntimeError("the discovery actor is not started")
         job = await self.repo.create_job(self.tenant_id, "cluster", {"distance_threshold": threshold})

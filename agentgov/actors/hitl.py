@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from agentgov.actors.notifier import Publish, notifier
-from agentgov.actors.runtime import Actor, ActorContext, ActorRef, ActorStopped, MailboxFull
+from agentgov.actors.runtime import Actor, ActorContext, ActorRef, ActorStopped, InvalidMessage, MailboxFull
 from agentgov.actors.ticker import SelfTicker
 from agentgov.logs import fields
 from agentgov.storage.hitl import (
@@ -108,18 +108,18 @@ class RequestApproval:
         for name in ("agent_id", "requested_by"):
             value = getattr(self, name)
             if not isinstance(value, str) or not value.strip():
-                raise ValueError(f"{name} must be a non-blank string")
+                raise InvalidMessage(f"{name} must be a non-blank string")
         for name in ("action", "resource"):  # as the policy check accepts them (the HTTP API is stricter)
             if not isinstance(getattr(self, name), str):
-                raise ValueError(f"{name} must be a string")
+                raise InvalidMessage(f"{name} must be a string")
         if not isinstance(self.context, dict):
-            raise ValueError("context must be an object")
+            raise InvalidMessage("context must be an object")
         if not isinstance(self.policy_ids, list | tuple) or not all(isinstance(p, str) for p in self.policy_ids):
-            raise ValueError("policy_ids must be a list of strings")
+            raise InvalidMessage("policy_ids must be a list of strings")
         if not isinstance(self.reason, str):
-            raise ValueError("reason must be a string")
+            raise InvalidMessage("reason must be a string")
         if self.risk_score is not None and not (0.0 <= float(self.risk_score) <= 1.0):
-            raise ValueError("risk_score must be between 0.0 and 1.0")
+            raise InvalidMessage("risk_score must be between 0.0 and 1.0")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import trio
 
-from agentgov.actors.runtime import Actor, ActorContext, ActorRef
+from agentgov.actors.runtime import Actor, ActorContext, ActorRef, InvalidMessage
 from agentgov.ml.agent_type import default_type_classifier
 from agentgov.ml.embedding import (
     Embedder,
@@ -239,31 +239,31 @@ def text_hash(agent: Agent) -> str:
 
 def _check_type(value: Any) -> str:
     if value not in AGENT_TYPES:
-        raise ValueError(f"type must be one of {', '.join(AGENT_TYPES)}, got {value!r}")
+        raise InvalidMessage(f"type must be one of {', '.join(AGENT_TYPES)}, got {value!r}")
     return str(value)
 
 
 def _check_status(value: Any) -> str:
     if value not in AGENT_STATUSES:
-        raise ValueError(f"status must be one of {', '.join(AGENT_STATUSES)}, got {value!r}")
+        raise InvalidMessage(f"status must be one of {', '.join(AGENT_STATUSES)}, got {value!r}")
     return str(value)
 
 
 def _check_name(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise ValueError("name must be a non-blank string")
+        raise InvalidMessage("name must be a non-blank string")
     return value.strip()
 
 
 def _check_capabilities(value: Any) -> tuple[str, ...]:
     if isinstance(value, str) or not all(isinstance(c, str) for c in value):
-        raise ValueError("capabilities must be a list of strings")
+        raise InvalidMessage("capabilities must be a list of strings")
     return tuple(dict.fromkeys(c.strip() for c in value if c.strip()))
 
 
 def _check_risk(value: float | None) -> float | None:
     if value is not None and not (math.isfinite(value) and 0.0 <= value <= 1.0):
-        raise ValueError("risk_score must be between 0.0 and 1.0")
+        raise InvalidMessage("risk_score must be between 0.0 and 1.0")
     return value
 
 
@@ -447,7 +447,7 @@ class RegistryActor(Actor[RegistryMessage]):
         except IntegrityError:
             existing = await self.repo.get(self.tenant_id, agent_id) if msg.agent_id is not None else None
             if existing is None:  # the id is taken in another tenant (or a fresh uuid4 collided)
-                raise ValueError(f"agent id {agent_id} is not available") from None
+                raise InvalidMessage(f"agent id {agent_id} is not available") from None
             return existing
         self._advance(generation, lambda: None)
         self._queue(agent.id)
@@ -456,7 +456,7 @@ class RegistryActor(Actor[RegistryMessage]):
     async def _update(self, agent_id: str, changes: Mapping[str, Any]) -> Agent:
         unknown = set(changes) - UPDATABLE_FIELDS
         if unknown:
-            raise ValueError(f"cannot update {', '.join(sorted(unknown))}")
+            raise InvalidMessage(f"cannot update {', '.join(sorted(unknown))}")
         current = await self._get(agent_id)
         fields: dict[str, Any] = {}
         for key, value in changes.items():
@@ -522,9 +522,9 @@ class RegistryActor(Actor[RegistryMessage]):
 
     async def _search(self, query: str, limit: int) -> list[SearchHit]:
         if not query.strip():
-            raise ValueError("the search query must not be blank")
+            raise InvalidMessage("the search query must not be blank")
         if limit < 1:
-            raise ValueError("limit must be at least 1")
+            raise InvalidMessage("limit must be at least 1")
         await self._sync()
         vector = (await trio.to_thread.run_sync(self.embedder.embed, [query]))[0]
         ids, matrix = self._ranked_matrix()

@@ -70,6 +70,11 @@ class Rejected(ActorError):
     not a crash (the actor goes on serving; the refusal is counted in `ActorStats.rejected`)."""
 
 
+class InvalidMessage(Rejected, ValueError):
+    """The message's content is invalid by the actor's own rules (the text says what is wrong). The HTTP layer
+    answers 422; unlike a bare `ValueError`, it never stands for a bug."""
+
+
 class ActorCrashed(ActorError):
     """The actor crashed while the message was being handled (it is being restarted)."""
 

@@ -215,7 +215,7 @@ async def test_every_role_may_check(client, tenant, role_keys, role: str) -> Non
 @pytest.mark.parametrize(
     ("body", "status", "fragment"),
     [
-        ({"agent_id": "nope", "action": "a", "resource": "r"}, 422, "agent_id must be a UUID"),
+        ({"agent_id": "nope", "action": "a", "resource": "r"}, 422, "agent_id: not a valid UUID"),
         ({"agent_id": str(uuid.uuid4()), "action": "a", "resource": "r"}, 404, "Agent not found"),
         ({"action": "a", "resource": "r"}, 422, "agent_id"),
         ({"agent_id": "{agent}", "resource": "r"}, 422, "action"),

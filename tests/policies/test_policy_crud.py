@@ -260,7 +260,7 @@ async def test_malformed_and_unknown_ids(client, tenant, method: str) -> None:
 
     response = await call("not-a-uuid")
     assert response.status_code == 422
-    assert "policy_id must be a UUID" in (await response.get_json())["detail"]
+    assert "policy_id: not a valid UUID" in (await response.get_json())["detail"]
     response = await call(str(uuid.uuid4()))
     assert response.status_code == 404
     assert (await response.get_json())["detail"] == "Policy not found"

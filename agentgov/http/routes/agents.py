@@ -8,10 +8,8 @@ another tenant, is a 404; a malformed id a 422.
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Annotated, Any, Literal
 
-import trio
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 from quart import Blueprint, request
 from quart_schema import document_request, document_response, tag
@@ -31,8 +29,11 @@ from agentgov.actors.registry import (
     UpdateAgent,
     registry,
 )
+from agentgov.actors.runtime import InvalidMessage
+from agentgov.http.actor_calls import ask_actor
 from agentgov.http.auth import Scheme, authorize, services, tenant_id
 from agentgov.http.errors import ApiError
+from agentgov.http.ids import parse_uuid
 from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, RequestModel, bounded_name, page
 from agentgov.http.validation import json_body, parse_model, query, read_json
 from agentgov.security.roles import Permission
@@ -41,7 +42,11 @@ from agentgov.storage.agents import Agent
 bp = Blueprint("agents", __name__)
 
 #: Seconds a request waits for the registry before answering 503 (a first search may embed many agents).
-ASK_TIMEOUT = 60.0
+REGISTRY = "The agent registry"
+REGISTRY_ERRORS = {
+    AgentNotFound: lambda _: ApiError(404, "Agent not found"),
+    InvalidMessage: lambda exc: ApiError(422, f"Invalid request: {exc}"),
+}
 MAX_METADATA_BYTES = 16 * 1024
 
 AgentType = Literal["llm", "tool", "workflow", "custom"]
@@ -166,30 +171,9 @@ class AgentDetailsOut(AgentOut):
     embedding: EmbeddingOut
 
 
-def parse_uuid(raw: str, field: str = "agent_id") -> str:
-    """The canonical form of a UUID path parameter. Raises `ApiError` 422 naming the parameter."""
-    try:
-        return str(uuid.UUID(raw))
-    except ValueError:
-        raise ApiError(
-            422,
-            f"Invalid path parameter: {field}: not a valid UUID",
-            errors=[{"field": field, "message": "not a valid UUID", "type": "uuid_parsing"}],
-        ) from None
-
-
 async def ask_registry(message: Any) -> Any:
-    """Ask the caller's tenant registry; `AgentNotFound` becomes 404, `ValueError` 422."""
-    ref = registry(services(), tenant_id())
-    try:
-        with trio.fail_after(ASK_TIMEOUT):
-            return await ref.ask(message)
-    except AgentNotFound:
-        raise ApiError(404, "Agent not found") from None
-    except ValueError as exc:
-        raise ApiError(422, f"Invalid request: {exc}") from None
-    except trio.TooSlowError:
-        raise ApiError(503, "The agent registry did not answer in time", headers={"Retry-After": "1"}) from None
+    """Ask the caller's tenant registry (`ask_actor`): `AgentNotFound` is a 404, an invalid message a 422."""
+    return await ask_actor(registry(services(), tenant_id()), message, what=REGISTRY, errors=REGISTRY_ERRORS)
 
 
 @bp.post("/agents/register")
@@ -243,7 +227,7 @@ async def search_agents(query: SearchQuery) -> dict[str, Any]:
 @document_response(AgentOut, 200)
 async def get_agent(agent_id: str) -> dict[str, Any]:
     """One agent."""
-    agent: Agent = await ask_registry(GetAgent(parse_uuid(agent_id)))
+    agent: Agent = await ask_registry(GetAgent(parse_uuid(agent_id, "agent_id")))
     return agent.to_public()
 
 
@@ -253,7 +237,7 @@ async def get_agent(agent_id: str) -> dict[str, Any]:
 @document_response(AgentDetailsOut, 200)
 async def agent_details(agent_id: str) -> dict[str, Any]:
     """The agent with its audit activity counts and a summary of its search embedding."""
-    details: AgentDetails = await ask_registry(GetAgentDetails(parse_uuid(agent_id)))
+    details: AgentDetails = await ask_registry(GetAgentDetails(parse_uuid(agent_id, "agent_id")))
     return {
         **details.agent.to_public(),
         "activity": details.activity.to_public(),
@@ -268,7 +252,7 @@ async def agent_details(agent_id: str) -> dict[str, Any]:
 @document_response(AgentOut, 200)
 async def heartbeat(agent_id: str) -> dict[str, Any]:
     """Record a heartbeat; the body (optional) may set `status`. Refreshes the embedding if stale."""
-    checked = parse_uuid(agent_id)
+    checked = parse_uuid(agent_id, "agent_id")
     body = HeartbeatIn()
     if await request.get_data(as_text=False):
         body = parse_model(HeartbeatIn, await read_json())
@@ -283,7 +267,7 @@ async def heartbeat(agent_id: str) -> dict[str, Any]:
 @document_response(AgentOut, 200)
 async def update_agent(agent_id: str, data: AgentUpdate) -> dict[str, Any]:
     """Change some of the agent's fields; fields not sent keep their values."""
-    checked = parse_uuid(agent_id)
+    checked = parse_uuid(agent_id, "agent_id")
     changes = {key: getattr(data, key) for key in data.model_fields_set}
     agent: Agent = await ask_registry(UpdateAgent(checked, changes))
     return agent.to_public()
@@ -294,5 +278,5 @@ async def update_agent(agent_id: str, data: AgentUpdate) -> dict[str, Any]:
 @tag(["agents"])
 async def delete_agent(agent_id: str) -> tuple[str, int]:
     """Delete the agent and its embedding (204)."""
-    await ask_registry(DeleteAgent(parse_uuid(agent_id)))
+    await ask_registry(DeleteAgent(parse_uuid(agent_id, "agent_id")))
     return "", 204

@@ -19,11 +19,13 @@ from pydantic import AfterValidator, BaseModel, Field, StrictBool
 from quart import Blueprint, request
 from quart_schema import document_headers, document_response, tag
 
-from agentgov.actors.audit import AppendEntry, AuditUnavailable, audit
+from agentgov.actors.audit import AppendEntry, AuditUnavailable, EntryRejected, audit
 from agentgov.actors.registry import AgentNotFound, lookup_agent
 from agentgov.audit_chain import canonical_json
+from agentgov.http.actor_calls import ASK_TIMEOUT, ask_actor
 from agentgov.http.auth import Scheme, authorize, principal, services, tenant_id
 from agentgov.http.errors import ApiError
+from agentgov.http.ids import parse_uuid
 from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, RequestModel, bounded_name, page
 from agentgov.http.validation import json_body, query
 from agentgov.security.roles import Permission
@@ -32,7 +34,6 @@ from agentgov.storage.audit import AuditEntry, AuditRepo
 bp = Blueprint("audit", __name__)
 
 #: Seconds a request waits for the registry or the audit actor before answering 503.
-ASK_TIMEOUT = 30.0
 MAX_JSON_BYTES = 64 * 1024
 _IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,200}$")
 
@@ -125,15 +126,8 @@ class VerifyOut(BaseModel):
 
 
 def parse_entry_id(raw: str) -> str:
-    """The canonical form of the `log_id` path parameter. Raises `ApiError` 422."""
-    try:
-        return str(uuid.UUID(raw))
-    except ValueError:
-        raise ApiError(
-            422,
-            "Invalid path parameter: log_id: not a valid UUID",
-            errors=[{"field": "log_id", "message": "not a valid UUID", "type": "uuid_parsing"}],
-        ) from None
+    """The canonical form of the `log_id` path parameter. Raises `ApiError` 422 (`parse_uuid`)."""
+    return parse_uuid(raw, "log_id")
 
 
 async def require_agent(agent_id: str) -> None:
@@ -175,18 +169,16 @@ async def append(message: AppendEntry) -> AuditEntry:
 
     Raises `ApiError` 422 (invalid entry) or 503 (chain unavailable, no answer in time).
     """
-    ref = audit(services(), tenant_id())
-    try:
-        with trio.fail_after(ASK_TIMEOUT):
-            entry: AuditEntry = await ref.ask(message)
-    except ValueError as exc:
-        raise ApiError(422, f"Invalid audit entry: {exc}") from None
-    except AuditUnavailable as exc:
-        raise ApiError(503, str(exc)) from None
-    except trio.TooSlowError:
-        raise ApiError(
-            503, "The audit trail did not answer in time; the entry may still be stored", headers={"Retry-After": "1"}
-        ) from None
+    entry: AuditEntry = await ask_actor(
+        audit(services(), tenant_id()),
+        message,
+        what="The audit trail",
+        late="; the entry may still be stored",
+        errors={
+            EntryRejected: lambda exc: ApiError(422, f"Invalid audit entry: {exc}"),
+            AuditUnavailable: lambda exc: ApiError(503, str(exc)),
+        },
+    )
     return entry
 
 

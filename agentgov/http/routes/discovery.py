@@ -12,7 +12,6 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-import trio
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 from quart import Blueprint, request
 from quart_schema import document_request, document_response, tag
@@ -34,9 +33,12 @@ from agentgov.actors.discovery import (
     discovery,
 )
 from agentgov.actors.registry import AgentNotFound
+from agentgov.actors.runtime import InvalidMessage
+from agentgov.http.actor_calls import ask_actor
 from agentgov.http.auth import Scheme, authorize, services, tenant_id
 from agentgov.http.errors import ApiError
-from agentgov.http.routes.agents import AgentOut, AgentType, parse_uuid
+from agentgov.http.ids import parse_uuid
+from agentgov.http.routes.agents import AgentOut, AgentType
 from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, RequestModel, bounded_name, page
 from agentgov.http.validation import json_body, parse_model, query, read_json
 from agentgov.ml.discovery import DEFAULT_MERGE_THRESHOLD
@@ -45,7 +47,6 @@ from agentgov.storage.discovery import DiscoveryCandidate, DiscoveryJob, IngestR
 
 bp = Blueprint("discovery", __name__)
 
-ASK_TIMEOUT = 60.0
 MAX_METADATA_BYTES = 8 * 1024
 _IDENTIFYING = ("host", "process", "user_agent", "endpoint", "client_address")
 _V6_WITH_PORT = re.compile(r"^\[([0-9A-Fa-f:.]+)\](?::(\d{1,5}))?$")
@@ -185,23 +186,18 @@ class JobAccepted(JobOut):
     status_url: str
 
 
+_ERRORS = {
+    CandidateNotFound: lambda _: ApiError(404, "Candidate not found"),
+    JobNotFound: lambda _: ApiError(404, "Job not found"),
+    AgentNotFound: lambda _: ApiError(404, "Agent not found"),
+    CandidateConflict: lambda exc: ApiError(409, str(exc)),
+    InvalidMessage: lambda exc: ApiError(422, f"Invalid request: {exc}"),
+}
+
+
 async def _ask(message: Any) -> Any:
-    ref = discovery(services(), tenant_id())
-    try:
-        with trio.fail_after(ASK_TIMEOUT):
-            return await ref.ask(message)
-    except CandidateNotFound:
-        raise ApiError(404, "Candidate not found") from None
-    except JobNotFound:
-        raise ApiError(404, "Job not found") from None
-    except AgentNotFound:
-        raise ApiError(404, "Agent not found") from None
-    except CandidateConflict as exc:
-        raise ApiError(409, str(exc)) from None
-    except ValueError as exc:
-        raise ApiError(422, f"Invalid request: {exc}") from None
-    except trio.TooSlowError:
-        raise ApiError(503, "Discovery did not answer in time", headers={"Retry-After": "1"}) from None
+    """Ask the tenant's discovery actor (`ask_actor`), its domain errors mapped by `_ERRORS`."""
+    return await ask_actor(discovery(services(), tenant_id()), message, what="Discovery", errors=_ERRORS)
 
 
 async def _optional_body(model: type[Any]) -> Any:

@@ -27,13 +27,17 @@ from agentgov.actors.hitl import (
     start_pending_timers,
 )
 from agentgov.actors.registry import AgentNotFound, lookup_agent
+from agentgov.http.actor_calls import ask_actor
 from agentgov.http.auth import Scheme, authorize, principal, services, tenant_id
 from agentgov.http.errors import ApiError
+from agentgov.http.ids import parse_uuid
 from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, RequestModel, bounded_name, page
 from agentgov.http.validation import json_body, parse_model, query, read_json
 from agentgov.logs import fields
 from agentgov.security.roles import Permission
 from agentgov.storage.hitl import ApprovalRequest
+
+HITL = "The approval service"
 
 bp = Blueprint("hitl", __name__)
 log = logging.getLogger("agentgov.hitl")
@@ -108,15 +112,8 @@ async def _start_timers() -> None:
 
 
 def parse_approval_id(text: str) -> str:
-    """The canonical form of a path id. Raises `ApiError` 422 when it is not a UUID."""
-    try:
-        return str(uuid.UUID(text))
-    except ValueError:
-        raise ApiError(
-            422,
-            "Invalid path parameter: approval_id: not a valid UUID",
-            errors=[{"field": "approval_id", "message": "not a valid UUID", "type": "uuid_parsing"}],
-        ) from None
+    """The canonical form of the `approval_id` path parameter. Raises `ApiError` 422 (`parse_uuid`)."""
+    return parse_uuid(text, "approval_id")
 
 
 def _public(record: ApprovalRequest) -> dict[str, Any]:
@@ -137,7 +134,8 @@ async def request_approval(data: ApprovalCreate) -> tuple[dict[str, Any], int]:
         await lookup_agent(services(), tid, agent_id)
     except AgentNotFound:
         raise ApiError(404, "Agent not found") from None
-    record: ApprovalRequest = await hitl(services(), tid).ask(
+    record: ApprovalRequest = await ask_actor(
+        hitl(services(), tid),
         RequestApproval(
             agent_id=agent_id,
             action=data.action,
@@ -147,7 +145,8 @@ async def request_approval(data: ApprovalCreate) -> tuple[dict[str, Any], int]:
             reason=data.reason,
             requested_by=principal().actor_label,
             risk_score=data.risk_score,
-        )
+        ),
+        what=HITL,
     )
     return _public(record), 200 if record.reused else 201
 
@@ -163,14 +162,15 @@ async def _decision() -> Decision:
 async def _decide(raw_id: str, approve: bool) -> dict[str, Any]:
     request_id = parse_approval_id(raw_id)
     body = await _decision()
-    try:
-        record: ApprovalRequest = await hitl(services(), tenant_id()).ask(
-            Decide(request_id, approve=approve, reviewer=principal().actor_label, comment=body.comment)
-        )
-    except ApprovalNotFound:
-        raise ApiError(404, "Approval request not found") from None
-    except AlreadyResolved as exc:
-        raise ApiError(409, f"Conflict: {exc}", current_status=exc.request.status) from None
+    record: ApprovalRequest = await ask_actor(
+        hitl(services(), tenant_id()),
+        Decide(request_id, approve=approve, reviewer=principal().actor_label, comment=body.comment),
+        what=HITL,
+        errors={
+            ApprovalNotFound: lambda _: ApiError(404, "Approval request not found"),
+            AlreadyResolved: lambda exc: ApiError(409, f"Conflict: {exc}", current_status=exc.request.status),
+        },
+    )
     return _public(record)
 
 
@@ -203,10 +203,12 @@ async def reject(approval_id: str) -> dict[str, Any]:
 async def status(approval_id: str) -> dict[str, Any]:
     """One request and its status: pending, approved, rejected or expired."""
     request_id = parse_approval_id(approval_id)
-    try:
-        record: ApprovalRequest = await hitl(services(), tenant_id()).ask(GetApproval(request_id))
-    except ApprovalNotFound:
-        raise ApiError(404, "Approval request not found") from None
+    record: ApprovalRequest = await ask_actor(
+        hitl(services(), tenant_id()),
+        GetApproval(request_id),
+        what=HITL,
+        errors={ApprovalNotFound: lambda _: ApiError(404, "Approval request not found")},
+    )
     return _public(record)
 
 
@@ -217,11 +219,13 @@ async def status(approval_id: str) -> dict[str, Any]:
 @document_response(Page[ApprovalOut])
 async def pending(query: PendingQuery) -> dict[str, Any]:
     """Pending requests, oldest first (optionally of one agent), paginated."""
-    records, total = await hitl(services(), tenant_id()).ask(
+    records, total = await ask_actor(
+        hitl(services(), tenant_id()),
         ListPending(
             limit=query.limit,
             offset=query.offset,
             agent_id=None if query.agent_id is None else str(query.agent_id),
-        )
+        ),
+        what=HITL,
     )
     return page([_public(r) for r in records], total, query.limit, query.offset)

@@ -21,7 +21,6 @@ Checks
 
 from __future__ import annotations
 
-import uuid
 from typing import Annotated, Any, Literal
 
 import trio
@@ -38,8 +37,10 @@ from agentgov.actors.policy import (
     policy,
 )
 from agentgov.actors.registry import AgentNotFound
+from agentgov.http.actor_calls import ask_actor
 from agentgov.http.auth import Scheme, authorize, principal, services, tenant_id
 from agentgov.http.errors import ApiError
+from agentgov.http.ids import parse_uuid
 from agentgov.http.schemas import MAX_PAGE_SIZE, Page, RequestModel, bounded_name, page
 from agentgov.http.text_guard import INT64_MAX
 from agentgov.http.validation import json_body, query, read_json
@@ -199,16 +200,9 @@ class TemplateOut(BaseModel):
 # ------------------------------------------------------------------------------------------------ helpers
 
 
-def _policy_uuid(raw: str, name: str = "policy_id", where: str = "path") -> str:
-    """The canonical form of a UUID. Raises `ApiError` 422 naming `name` (in the path or the body)."""
-    try:
-        return str(uuid.UUID(raw))
-    except ValueError:
-        raise ApiError(
-            422,
-            f"Invalid {where}: {name} must be a UUID",
-            errors=[{"field": name, "message": "must be a UUID", "type": "uuid_parsing"}],
-        ) from None
+def _policy_uuid(raw: str, name: str = "policy_id", where: str = "path parameter") -> str:
+    """The canonical form of a UUID. Raises `ApiError` 422 naming `name` (`parse_uuid`)."""
+    return parse_uuid(raw, name, where)
 
 
 def _policy_out(p: StoredPolicy) -> dict[str, Any]:
@@ -256,18 +250,17 @@ def _invalid(exc: PolicyValidationError) -> ApiError:
     return ApiError(422, str(exc), errors=errors)
 
 
+_WRITE_ERRORS = {
+    PolicyValidationError: _invalid,
+    DuplicatePolicyId: lambda exc: ApiError(409, str(exc)),
+    PolicyNotFound: lambda _: ApiError(404, "Policy not found"),
+    StaleVersion: lambda _: ApiError(409, "The policy was changed concurrently; retry the update"),
+}
+
+
 async def _write(message: Any) -> Any:
-    """Send a write to the tenant's policy actor and map its errors to HTTP answers."""
-    try:
-        return await policy(services(), tenant_id()).ask(message)
-    except PolicyValidationError as exc:
-        raise _invalid(exc) from None
-    except DuplicatePolicyId as exc:
-        raise ApiError(409, str(exc)) from None
-    except PolicyNotFound:
-        raise ApiError(404, "Policy not found") from None
-    except StaleVersion:
-        raise ApiError(409, "The policy was changed concurrently; retry the update") from None
+    """Send a write to the tenant's policy actor (`ask_actor`) and map its errors to HTTP answers."""
+    return await ask_actor(policy(services(), tenant_id()), message, what="The policy engine", errors=_WRITE_ERRORS)
 
 
 def _repo() -> PolicyRepo:

@@ -7,7 +7,6 @@ user revokes their access tokens and API keys at once.
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -16,6 +15,7 @@ from quart_schema import document_response, tag
 
 from agentgov.http.auth import Scheme, authorize, forget_keys, principal, services
 from agentgov.http.errors import ApiError, not_found
+from agentgov.http.ids import parse_uuid
 from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Email, RequestModel, UserOut, page
 from agentgov.http.validation import json_body, query
 from agentgov.security import passwords
@@ -91,10 +91,7 @@ def _scope() -> str | None:
 
 
 async def _user_or_404(user_id: str) -> User:
-    try:
-        uuid.UUID(user_id)
-    except ValueError:
-        raise ApiError(422, "Invalid path: user_id must be a UUID") from None
+    user_id = parse_uuid(user_id, "user_id")
     user = await services().identity.get_tenant_user(_scope(), user_id)
     if user is None or (user.tenant_id == "" and principal().role is not Role.SUPER_ADMIN):
         raise not_found("User")

@@ -35,15 +35,17 @@ import uuid
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
-import trio
 from pydantic import BaseModel, Field, StrictBool, ValidationError
 from quart import Blueprint, request
 from quart_schema import document_headers, document_request, document_response, tag
 
 from agentgov.actors.registry import AgentNotFound, Heartbeat, registry
+from agentgov.actors.runtime import InvalidMessage
+from agentgov.http.actor_calls import ask_actor
 from agentgov.http.auth import Scheme, authorize, principal, services, tenant_id
 from agentgov.http.errors import ApiError, validation_error
-from agentgov.http.routes.audit import ASK_TIMEOUT, JsonObject, RiskScore, Step, append_action
+from agentgov.http.routes.agents import REGISTRY
+from agentgov.http.routes.audit import JsonObject, RiskScore, Step, append_action
 from agentgov.http.schemas import RequestModel, bounded_name
 from agentgov.http.validation import read_json
 from agentgov.security.roles import Permission
@@ -194,16 +196,15 @@ async def _action(data: ActionPayload, raw: bytes) -> dict[str, Any]:
 
 
 async def _heartbeat(data: HeartbeatPayload) -> dict[str, Any]:
-    ref = registry(services(), tenant_id())
-    try:
-        with trio.fail_after(ASK_TIMEOUT):
-            agent = await ref.ask(Heartbeat(str(data.agent_id), status=data.status))
-    except AgentNotFound:
-        raise ApiError(404, "Agent not found") from None
-    except ValueError as exc:
-        raise ApiError(422, f"Invalid request body: payload.status: {exc}") from None
-    except trio.TooSlowError:
-        raise ApiError(503, "The agent registry did not answer in time", headers={"Retry-After": "1"}) from None
+    agent = await ask_actor(
+        registry(services(), tenant_id()),
+        Heartbeat(str(data.agent_id), status=data.status),
+        what=REGISTRY,
+        errors={
+            AgentNotFound: lambda _: ApiError(404, "Agent not found"),
+            InvalidMessage: lambda exc: ApiError(422, f"Invalid request body: payload.status: {exc}"),
+        },
+    )
     return WebhookAccepted(
         event="agent.heartbeat", duplicate=False, agent_id=agent.id, agent_status=agent.status
     ).model_dump(exclude_none=True)
