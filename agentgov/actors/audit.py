@@ -59,7 +59,9 @@ import math
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from agentgov.actors.runtime import Actor, ActorContext, ActorRef, Failure, Outcome, Rejected, Success
+from outcome import Error, Value
+
+from agentgov.actors.runtime import Actor, ActorContext, ActorRef, Outcome, Rejected, Request
 from agentgov.audit_chain import ChainHead, canonical_json
 from agentgov.logs import fields
 from agentgov.storage.audit import (
@@ -111,7 +113,7 @@ rejected_entries = RejectedEntries()
 
 
 @dataclasses.dataclass(frozen=True)
-class AppendEntry:
+class AppendEntry(Request[AuditEntry]):
     """Append one entry; the reply is the stored `AuditEntry` (or the existing one for a known dedup_key)."""
 
     agent_id: str
@@ -219,10 +221,7 @@ class AuditActor(Actor[AuditMessage]):
             log.error("audit key mismatch; appends refused", extra=fields(tenant_id=tenant_id))
 
     async def handle(self, message: AuditMessage) -> AuditEntry:
-        outcome = (await self.handle_batch([message]))[0]
-        if isinstance(outcome, Failure):
-            raise outcome.error
-        entry: AuditEntry = outcome.value
+        entry: AuditEntry = (await self.handle_batch([message]))[0].unwrap()
         return entry
 
     async def handle_batch(self, messages: list[AuditMessage]) -> list[Outcome]:
@@ -233,30 +232,30 @@ class AuditActor(Actor[AuditMessage]):
             match message:
                 case AppendEntry():
                     if self._unavailable is not None:
-                        outcomes[index] = Failure(AuditUnavailable(self._unavailable))
+                        outcomes[index] = Error(AuditUnavailable(self._unavailable))
                         continue
                     try:
                         item = prepare(message)
                     except ValueError as exc:
-                        outcomes[index] = Failure(EntryRejected(str(exc), entry_id=None))
+                        outcomes[index] = Error(EntryRejected(str(exc), entry_id=None))
                         continue
                 case AppendPrepared(item):
                     if self._unavailable is not None:
-                        outcomes[index] = Failure(AuditUnavailable(self._unavailable))
+                        outcomes[index] = Error(AuditUnavailable(self._unavailable))
                         continue
                 case _:
-                    outcomes[index] = Failure(EntryRejected(f"unknown audit message {message!r}", entry_id=None))
+                    outcomes[index] = Error(EntryRejected(f"unknown audit message {message!r}", entry_id=None))
                     continue
             unstorable = unstorable_field(item)
             if unstorable is not None:
                 name, why = unstorable
-                outcomes[index] = Failure(self._reject(item, f"{name} {why}"))
+                outcomes[index] = Error(self._reject(item, f"{name} {why}"))
                 continue
             pending.append(item)
             slots.append(index)
         if pending:
             await self._commit_isolating(pending, slots, outcomes)
-        return [o if o is not None else Failure(RuntimeError("unanswered")) for o in outcomes]
+        return [o if o is not None else Error(RuntimeError("unanswered")) for o in outcomes]
 
     async def _commit_isolating(
         self, pending: list[PendingEntry], slots: list[int], outcomes: list[Outcome | None]
@@ -275,18 +274,18 @@ class AuditActor(Actor[AuditMessage]):
                 "audit batch failed", exc_info=exc, extra=fields(tenant_id=self._tenant_id, entries=len(pending))
             )
             for index in slots:
-                outcomes[index] = Failure(exc)
+                outcomes[index] = Error(exc)
             return
         except Exception as exc:
             if len(pending) == 1:
-                outcomes[slots[0]] = Failure(self._reject(pending[0], f"could not be stored: {exc}"))
+                outcomes[slots[0]] = Error(self._reject(pending[0], f"could not be stored: {exc}"))
                 return
             middle = len(pending) // 2
             await self._commit_isolating(pending[:middle], slots[:middle], outcomes)
             await self._commit_isolating(pending[middle:], slots[middle:], outcomes)
             return
         for index, stored in zip(slots, entries, strict=True):
-            outcomes[index] = Success(stored)
+            outcomes[index] = Value(stored)
 
     def _reject(self, entry: PendingEntry, why: str) -> EntryRejected:
         """Count and log an entry that cannot be stored; the error that answers it."""

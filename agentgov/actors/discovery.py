@@ -39,9 +39,10 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 import trio_parallel
+from outcome import Error, Value
 
 from agentgov.actors.registry import AgentNotFound, GetAgent, RegisterAgent, registry
-from agentgov.actors.runtime import Actor, ActorContext, Failure, InvalidMessage, Outcome, Success
+from agentgov.actors.runtime import Actor, ActorContext, InvalidMessage, Outcome, Request
 from agentgov.ml.agent_type import default_type_classifier
 from agentgov.ml.discovery import (
     DEFAULT_MERGE_THRESHOLD,
@@ -94,7 +95,7 @@ class JobNotFound(Exception):
 
 
 @dataclasses.dataclass(frozen=True)
-class IngestEvents:
+class IngestEvents(Request[list[IngestResult]]):
     """Record unknown-agent events (mappings with the `UnknownAgentEvent` keys) -> one `IngestResult` each.
 
     `observed_at` may be a `datetime` or an ISO-8601 string (default: now).
@@ -105,7 +106,7 @@ class IngestEvents:
 
 
 @dataclasses.dataclass(frozen=True)
-class ListCandidates:
+class ListCandidates(Request["CandidatePage"]):
     """-> `CandidatePage` (oldest first; without `status`, all but merged ones)."""
 
     status: str | None = None
@@ -114,12 +115,12 @@ class ListCandidates:
 
 
 @dataclasses.dataclass(frozen=True)
-class GetCandidate:
+class GetCandidate(Request[DiscoveryCandidate]):
     candidate_id: str
 
 
 @dataclasses.dataclass(frozen=True)
-class ConfirmCandidate:
+class ConfirmCandidate(Request["Confirmation"]):
     """Register the candidate as an agent -> `Confirmation`. Unset fields come from the candidate."""
 
     candidate_id: str
@@ -131,21 +132,21 @@ class ConfirmCandidate:
 
 
 @dataclasses.dataclass(frozen=True)
-class DismissCandidate:
+class DismissCandidate(Request[DiscoveryCandidate]):
     """-> the dismissed `DiscoveryCandidate` (idempotent)."""
 
     candidate_id: str
 
 
 @dataclasses.dataclass(frozen=True)
-class StartClustering:
+class StartClustering(Request[DiscoveryJob]):
     """Schedule a merge of similar candidates -> the queued `DiscoveryJob`."""
 
     distance_threshold: float = DEFAULT_MERGE_THRESHOLD
 
 
 @dataclasses.dataclass(frozen=True)
-class GetJob:
+class GetJob(Request[DiscoveryJob]):
     job_id: str
 
 
@@ -291,9 +292,9 @@ class DiscoveryActor(Actor[DiscoveryMessage]):
                 i = j
                 continue
             try:
-                outcomes.append(Success(await self.handle(messages[i])))
+                outcomes.append(Value(await self.handle(messages[i])))
             except Exception as exc:
-                outcomes.append(Failure(exc))
+                outcomes.append(Error(exc))
             i += 1
         return outcomes
 
@@ -345,7 +346,7 @@ class DiscoveryActor(Actor[DiscoveryMessage]):
                     raise InvalidMessage(f"at most {MAX_BATCH_EVENTS} events per batch")
                 these = [prepare(e) for e in msg.events]
             except Exception as exc:
-                outcomes[k] = Failure(exc)
+                outcomes[k] = Error(exc)
                 continue
             spans.append((k, len(prepared), len(prepared) + len(these)))
             prepared.extend(these)
@@ -353,11 +354,11 @@ class DiscoveryActor(Actor[DiscoveryMessage]):
             results = await self._write(prepared, None) if prepared else []
         except Exception as exc:
             for k, _, _ in spans:
-                outcomes[k] = Failure(exc)
+                outcomes[k] = Error(exc)
         else:
             for k, start, end in spans:
-                outcomes[k] = Success(results[start:end])
-        return [o if o is not None else Failure(RuntimeError("not handled")) for o in outcomes]
+                outcomes[k] = Value(results[start:end])
+        return [o if o is not None else Error(RuntimeError("not handled")) for o in outcomes]
 
     async def _write(self, prepared: list[PreparedEvent], labels: list[int] | None) -> list[IngestResult]:
         try:

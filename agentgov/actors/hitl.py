@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from agentgov.actors.notifier import Publish, notifier
-from agentgov.actors.runtime import Actor, ActorContext, ActorRef, ActorStopped, InvalidMessage, MailboxFull
+from agentgov.actors.runtime import Actor, ActorContext, ActorRef, ActorStopped, InvalidMessage, MailboxFull, Request
 from agentgov.actors.ticker import SelfTicker
 from agentgov.logs import fields
 from agentgov.storage.hitl import (
@@ -92,7 +92,7 @@ class AlreadyResolved(Exception):
 
 
 @dataclasses.dataclass(frozen=True)
-class RequestApproval:
+class RequestApproval(Request[ApprovalRequest]):
     """Ask reviewers to approve an agent's action. Raises `ValueError` (when built) if malformed."""
 
     agent_id: str
@@ -123,7 +123,7 @@ class RequestApproval:
 
 
 @dataclasses.dataclass(frozen=True)
-class Decide:
+class Decide(Request[ApprovalRequest]):
     """Approve (`approve=True`) or reject a pending request as `reviewer`, with an optional comment."""
 
     request_id: str
@@ -133,12 +133,12 @@ class Decide:
 
 
 @dataclasses.dataclass(frozen=True)
-class GetApproval:
+class GetApproval(Request[ApprovalRequest]):
     request_id: str
 
 
 @dataclasses.dataclass(frozen=True)
-class ListPending:
+class ListPending(Request[tuple[list[ApprovalRequest], int]]):
     limit: int
     offset: int
     agent_id: str | None = None

@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import trio
 
 from agentgov import __version__
-from agentgov.actors.runtime import Actor, ActorContext, ActorRef
+from agentgov.actors.runtime import Actor, ActorContext, ActorRef, Request
 from agentgov.actors.ticker import SelfTicker
 from agentgov.logs import fields
 from agentgov.security.roles import Permission, Role, has_permission
@@ -99,7 +99,7 @@ class Publish:
 
 
 @dataclasses.dataclass(frozen=True)
-class Subscribe:
+class Subscribe(Request["Subscription"]):
     """Open a subscription for a principal of `role`; `label` names it in logs and stats."""
 
     role: Role
@@ -112,7 +112,7 @@ class Unsubscribe:
 
 
 @dataclasses.dataclass(frozen=True)
-class GetStats:
+class GetStats(Request["NotifierStats"]):
     pass
 
 

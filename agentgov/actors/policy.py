@@ -54,7 +54,7 @@ from agentgov.actors.audit import AppendPrepared, audit
 from agentgov.actors.hitl import RequestApproval, hitl
 from agentgov.actors.notifier import Publish, notifier
 from agentgov.actors.registry import lookup_agent
-from agentgov.actors.runtime import Actor, ActorContext, ActorRef, ActorStopped, MailboxFull
+from agentgov.actors.runtime import Actor, ActorContext, ActorRef, ActorStopped, MailboxFull, Request
 from agentgov.audit_chain import canonical_json
 from agentgov.ids import random_uuid
 from agentgov.logs import fields
@@ -111,7 +111,7 @@ class PolicyView:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class CreatePolicy:
+class CreatePolicy(Request[StoredPolicy]):
     """Store a new document. Reply: `StoredPolicy`."""
 
     document: PolicyDocument
@@ -119,7 +119,7 @@ class CreatePolicy:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class UpdatePolicy:
+class UpdatePolicy(Request[StoredPolicy]):
     """Change some of `name`, `description`, `cedar`, `is_active` (keys of `changes`). Reply: `StoredPolicy`.
 
     A change that leaves the document as it is creates no new version.
@@ -131,7 +131,7 @@ class UpdatePolicy:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class DeletePolicy:
+class DeletePolicy(Request[None]):
     """Soft-delete a document. Reply: None."""
 
     policy_id: str
@@ -139,14 +139,14 @@ class DeletePolicy:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class SetDefaultDecision:
+class SetDefaultDecision(Request[str]):
     """Set the decision when no policy applies. Reply: the decision stored."""
 
     decision: DefaultDecision
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Sync:
+class Sync(Request[int]):
     """Re-read the stored generation and recompile if it moved. Reply: the generation compiled."""
 
 

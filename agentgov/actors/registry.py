@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import trio
 
-from agentgov.actors.runtime import Actor, ActorContext, ActorRef, InvalidMessage
+from agentgov.actors.runtime import Actor, ActorContext, ActorRef, InvalidMessage, Request
 from agentgov.ml.agent_type import default_type_classifier
 from agentgov.ml.embedding import (
     Embedder,
@@ -101,7 +101,7 @@ class AgentNotFound(Exception):
 
 
 @dataclasses.dataclass(frozen=True)
-class RegisterAgent:
+class RegisterAgent(Request[Agent]):
     """Register a new agent (status `active` unless given) -> `Agent`."""
 
     name: str
@@ -118,14 +118,14 @@ class RegisterAgent:
 
 
 @dataclasses.dataclass(frozen=True)
-class GetAgent:
+class GetAgent(Request[Agent]):
     """-> `Agent`; raises `AgentNotFound`."""
 
     agent_id: str
 
 
 @dataclasses.dataclass(frozen=True)
-class Heartbeat:
+class Heartbeat(Request[Agent]):
     """Record a heartbeat, optionally with a new status -> the updated `Agent`.
 
     Raises `AgentNotFound`, or `ValueError` when `status` is not one of active, inactive, error.
@@ -136,7 +136,7 @@ class Heartbeat:
 
 
 @dataclasses.dataclass(frozen=True)
-class UpdateAgent:
+class UpdateAgent(Request[Agent]):
     """Change some fields (keys of `UPDATABLE_FIELDS`) -> the updated `Agent`; raises `AgentNotFound`."""
 
     agent_id: str
@@ -144,14 +144,14 @@ class UpdateAgent:
 
 
 @dataclasses.dataclass(frozen=True)
-class DeleteAgent:
+class DeleteAgent(Request[None]):
     """Delete the agent and its embedding -> None; raises `AgentNotFound`."""
 
     agent_id: str
 
 
 @dataclasses.dataclass(frozen=True)
-class ListAgents:
+class ListAgents(Request["AgentPage"]):
     """A page of agents, oldest first -> `AgentPage`."""
 
     agent_type: str | None = None
@@ -161,7 +161,7 @@ class ListAgents:
 
 
 @dataclasses.dataclass(frozen=True)
-class SearchAgents:
+class SearchAgents(Request[list["SearchHit"]]):
     """Rank the tenant's agents by meaning against `query` -> up to `limit` `SearchHit`s, best first."""
 
     query: str
@@ -169,14 +169,14 @@ class SearchAgents:
 
 
 @dataclasses.dataclass(frozen=True)
-class GetAgentDetails:
+class GetAgentDetails(Request["AgentDetails"]):
     """-> `AgentDetails`; raises `AgentNotFound`."""
 
     agent_id: str
 
 
 @dataclasses.dataclass(frozen=True)
-class SetRiskScore:
+class SetRiskScore(Request[Agent]):
     """Store the agent's current risk score (0..1, or None to clear) -> the updated `Agent`."""
 
     agent_id: str

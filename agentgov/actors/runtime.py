@@ -34,9 +34,10 @@ import math
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 import trio
+from outcome import Error, Outcome, Value
 
 from agentgov.logs import fields
 
@@ -81,25 +82,27 @@ class ActorCrashed(ActorError):
     def __init__(self, actor: str, cause: BaseException) -> None:
         super().__init__(f"the {actor} actor crashed: {cause!r}")
         self.actor = actor
+        self.cause = cause
+        self.__cause__ = cause
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Success:
-    value: Any
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Failure:
-    error: Exception
-
-
-Outcome = Success | Failure
+# A handled message's result is an `Outcome` of trio's `outcome` library: `Value(reply)` or `Error(exception)`.
 
 
 @dataclasses.dataclass(slots=True)
 class _Envelope:
     message: Any
     reply: trio.MemorySendChannel[Outcome] | None
+
+
+R = TypeVar("R")
+
+
+class Request(Generic[R]):
+    """Base of a message that is asked: `R` is the type of its reply, so `await ref.ask(msg)` is typed `R`
+    (for other messages `ask` returns `Any`). Adds no fields or behaviour."""
+
+    __slots__ = ()
 
 
 class ActorContext:
@@ -137,14 +140,14 @@ class Actor(Generic[M]):
         """Handle queued messages together; return one outcome per message, in order.
 
         The default handles them one by one. Override to batch I/O (e.g. one transaction for many writes).
-        An exception raised here (rather than returned as a `Failure`) fails the whole batch and is a crash.
+        An exception raised here (rather than returned as an `Error` outcome) fails the whole batch and is a crash.
         """
         outcomes: list[Outcome] = []
         for message in messages:
             try:
-                outcomes.append(Success(await self.handle(message)))
+                outcomes.append(Value(await self.handle(message)))
             except Exception as exc:
-                outcomes.append(Failure(exc))
+                outcomes.append(Error(exc))
         return outcomes
 
     async def on_stop(self) -> None:
@@ -180,8 +183,14 @@ class ActorRef(Generic[M]):
         """Queue `message` without waiting. Raises `MailboxFull` or `ActorStopped`."""
         self._cell.put(_Envelope(message, None))
 
-    async def ask(self, message: M) -> Any:
-        """Queue `message` and wait for the reply; re-raises the handler's exception.
+    @overload
+    async def ask(self, message: Request[R]) -> R: ...
+
+    @overload
+    async def ask(self, message: M) -> Any: ...
+
+    async def ask(self, message: Any) -> Any:
+        """Queue `message` and wait for the reply (typed by `Request[R]`); re-raises the handler's exception.
 
         Raises `MailboxFull`, `ActorStopped`, or `ActorCrashed`. Cancellation abandons the reply (the
         message may still be handled).
@@ -190,12 +199,10 @@ class ActorRef(Generic[M]):
         self._cell.put(_Envelope(message, send))
         with receive:
             try:
-                outcome = await receive.receive()
+                result = await receive.receive()
             except trio.EndOfChannel:
                 raise ActorStopped(self.name) from None
-        if isinstance(outcome, Failure):
-            raise outcome.error
-        return outcome.value
+        return result.unwrap()
 
 
 class _Cell:
@@ -237,7 +244,7 @@ class _Cell:
                 envelope = self.receive.receive_nowait()
             except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
                 return
-            _reply(envelope, Failure(ActorStopped(self.name)))
+            _reply(envelope, Error(ActorStopped(self.name)))
 
 
 def _take_queued(cell: _Cell, batch: list[_Envelope], limit: int) -> None:
@@ -433,16 +440,16 @@ class ActorSystem:
                 )
         except trio.Cancelled:
             for envelope in batch:
-                _reply(envelope, Failure(ActorStopped(cell.name)))
+                _reply(envelope, Error(ActorStopped(cell.name)))
             raise
         except Exception as exc:
             for envelope in batch:
-                _reply(envelope, Failure(ActorCrashed(cell.name, exc)))
+                _reply(envelope, Error(ActorCrashed(cell.name, exc)))
             raise
-        crash: Exception | None = None
+        crash: BaseException | None = None
         for envelope, outcome in zip(batch, outcomes, strict=True):
             cell.stats.handled += 1
-            if isinstance(outcome, Failure):
+            if isinstance(outcome, Error):
                 cell.stats.failed += 1
                 if isinstance(outcome.error, Rejected):
                     cell.stats.rejected += 1

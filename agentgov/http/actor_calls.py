@@ -3,17 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import trio
 
-from agentgov.actors.runtime import ActorRef
+from agentgov.actors.runtime import ActorRef, Request
 from agentgov.http.errors import ApiError
 
 ASK_TIMEOUT = 60.0
 """Seconds a route waits for an actor's reply: a bound against a stuck actor, far above any normal reply."""
 
 ErrorMap = Mapping[type[Exception], Callable[[Any], ApiError]]
+
+
+R = TypeVar("R")
+
+
+@overload
+async def ask_actor(
+    ref: ActorRef[Any], message: Request[R], *, what: str, errors: ErrorMap | None = None, late: str = ""
+) -> R: ...
+
+
+@overload
+async def ask_actor(
+    ref: ActorRef[Any], message: Any, *, what: str, errors: ErrorMap | None = None, late: str = ""
+) -> Any: ...
 
 
 async def ask_actor(
@@ -24,7 +39,7 @@ async def ask_actor(
     errors: ErrorMap | None = None,
     late: str = "",
 ) -> Any:
-    """Ask `ref` and return its reply.
+    """Ask `ref` and return its reply (typed by the message's `Request[R]`).
 
     An exception whose type (or a base of it) is a key of `errors` becomes that entry's `ApiError` (keys are
     tried in order). No reply within `ASK_TIMEOUT` seconds is a 503 "`what` did not answer in time`late`" with

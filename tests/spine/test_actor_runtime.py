@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
+from outcome import Value
 
 from agentgov.actors.runtime import (
     Actor,
@@ -16,7 +17,6 @@ from agentgov.actors.runtime import (
     ActorStopped,
     ActorSystem,
     MailboxFull,
-    Success,
 )
 
 
@@ -240,8 +240,10 @@ async def test_batch_failure_answers_every_caller(autojump_clock: trio.testing.M
 
     async with ActorSystem.open(max_restarts=5) as system:
         ref = system.spawn("broken", Broken)
-        with pytest.raises(ActorCrashed, match="disk on fire"):
+        with pytest.raises(ActorCrashed, match="disk on fire") as caught:
             await ref.ask(Get())
+    # the crash keeps its cause, for the log's traceback and for callers that look
+    assert isinstance(caught.value.cause, RuntimeError) and caught.value.__cause__ is caught.value.cause
 
 
 async def test_spawn_refuses_duplicate_names(autojump_clock: trio.testing.MockClock) -> None:
@@ -284,7 +286,7 @@ class Lingering(Actor[Any]):
 
     async def handle_batch(self, messages: list[Any]) -> list[Any]:
         self.batches.append((trio.current_time(), list(messages)))
-        return [Success(None) for _ in messages]
+        return [Value(None) for _ in messages]
 
 
 async def test_linger_gathers_tells_into_one_batch(autojump_clock: trio.testing.MockClock) -> None:
