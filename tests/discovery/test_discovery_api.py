@@ -9,8 +9,9 @@ import trio
 from sklearn.metrics import adjusted_rand_score
 
 from agentgov.actors.discovery import WatchJob, agent_id_for, discovery
-from agentgov.ml.discovery import fingerprint, synthetic_event_stream
+from agentgov.ml.discovery import fingerprint
 from tests.support.app import ADMIN_KEY
+from tests.support.discovery_stream import synthetic_event_stream
 
 BASE = "/api/v1/discovery"
 ROLES = ("Developer", "Security Analyst", "Admin")

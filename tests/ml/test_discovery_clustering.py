@@ -15,14 +15,15 @@ from agentgov.ml.discovery import (
     Candidate,
     UnknownAgentEvent,
     cluster_events,
+    clustering,
     event_feature_text,
     event_features,
     event_tokens,
     fingerprint,
     merge_candidates,
     pairwise_distances,
-    synthetic_event_stream,
 )
+from tests.support.discovery_stream import synthetic_event_stream
 
 BASE = UnknownAgentEvent(
     source="proxy",
@@ -305,7 +306,7 @@ def test_threshold_controls_granularity() -> None:
 
 
 def test_too_many_distinct_events_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(d, "MAX_DISTINCT_EVENTS", 10)
+    monkeypatch.setattr(clustering, "MAX_DISTINCT_EVENTS", 10)  # where it is read
     stream = synthetic_event_stream(seed=0, noise=0.3)
     with pytest.raises(ValueError, match="distinct events"):
         cluster_events(stream.events)
