@@ -6,6 +6,7 @@ import pytest
 
 from agentgov.config import ConfigError, Settings, SsoSettings
 from agentgov.security import sso
+from agentgov.security.sso import flow as sso_flow
 
 GOOGLE = {"SSO_GOOGLE_CLIENT_ID": "g-id", "SSO_GOOGLE_CLIENT_SECRET": "g-secret"}
 
@@ -169,7 +170,7 @@ def test_frontend_location() -> None:
 
 
 def test_accepted_issuers() -> None:
-    accepted = sso._accepted_issuers
+    accepted = sso_flow._accepted_issuers
     assert accepted("https://accounts.google.com", {}) == {"https://accounts.google.com", "accounts.google.com"}
     template = "https://login.microsoftonline.com/{tenantid}/v2.0"
     assert accepted(template, {"tid": "abc"}) == {"https://login.microsoftonline.com/abc/v2.0"}
@@ -181,16 +182,16 @@ def test_email_verification_rules() -> None:
     oidc = sso.providers(SsoSettings(oidc_client_id="a", oidc_client_secret="b", oidc_issuer="https://kc.example"))[3]
     microsoft = sso.providers(SsoSettings())[1]
     good = {"sub": "1", "email": "a@b.example", "email_verified": True, "name": " A "}
-    assert sso._identity(oidc, good) == sso.VerifiedIdentity("oidc", "1", "a@b.example", "A")
-    assert sso._identity(oidc, {**good, "email_verified": "true"}).email == "a@b.example"
+    assert sso_flow._identity(oidc, good) == sso.VerifiedIdentity("oidc", "1", "a@b.example", "A")
+    assert sso_flow._identity(oidc, {**good, "email_verified": "true"}).email == "a@b.example"
     for claims in ({**good, "email_verified": False}, {**good, "email_verified": "yes"}, {"sub": "1", "email": "a@b"}):
         with pytest.raises(sso.SsoError) as refused:
-            sso._identity(oidc, claims)
+            sso_flow._identity(oidc, claims)
         assert refused.value.status == 403
     with pytest.raises(sso.SsoError):
-        sso._identity(oidc, {"sub": "1", "email_verified": True})
+        sso_flow._identity(oidc, {"sub": "1", "email_verified": True})
     # Entra ID marks a verified email domain with xms_edov instead of email_verified.
     entra = {"sub": "1", "email": "a@b.example", "xms_edov": True}
-    assert sso._identity(microsoft, entra).email == "a@b.example"
+    assert sso_flow._identity(microsoft, entra).email == "a@b.example"
     with pytest.raises(sso.SsoError):
-        sso._identity(oidc, entra)
+        sso_flow._identity(oidc, entra)

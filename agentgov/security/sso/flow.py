@@ -1,46 +1,15 @@
-"""Single sign-on with OpenID Connect: the provider registry, the authorization code flow, account linking.
-
-Providers. Four are known (`PROVIDER_IDS`): `google`, `microsoft` (Entra ID), `okta` and `oidc` (any
-OpenID Connect issuer, e.g. Keycloak). `providers(settings.sso)` derives each one's discovery URL from its
-settings (`SsoSettings`, read from `SSO_*`); a provider is enabled when its client id, client secret and
-issuer (or a discovery-URL override) are set. With an override, the issuer is the one the discovery
-document names; without one, the document must name the configured issuer.
-
-Flow (`SsoFlow`). `begin` stores a pending sign-in (provider, nonce, PKCE verifier, post-login redirect,
-callback URL, tenant hint, and a hash of a browser-binding secret) in the cache under a random `state` for
-`SSO_STATE_TTL` seconds and returns the provider's authorization URL (code flow, PKCE S256, nonce).
-`complete` claims that state exactly once (`Cache.delete` is the atomic claim, so it works across
-processes sharing Redis), checks the browser binding and the RFC 9207 `iss` parameter, exchanges the code
-(with the verifier) at the token endpoint through authlib's httpx client, and verifies the ID token with
-the provider's JWKS (signature with an asymmetric algorithm the provider announces, `iss`, `aud`, `azp`,
-`exp`, `iat`, `nonce`) and that the email is verified. `issue_code` / `redeem_code` hand the signed-in
-user to the frontend through a one-time `sso_code` kept in the cache for `SSO_CODE_TTL` seconds.
-
-Linking (`link_account`): see docs/sso.md. A verified email finds the tenant user with that email
-(case-insensitive); a tenant hint narrows the search to one tenant; an email in several tenants without a
-hint is refused (409); a blocked user is refused (403); an unknown email is provisioned just in time only
-in the hinted tenant and only if that tenant's settings allow it (`sso_jit_role`, `sso_jit_domains`).
-Platform (Super Admin) accounts never sign in through SSO.
-
-Errors are `SsoError(status, detail)`; the detail is safe to show. Network failures talking to the
-provider are 502. Cancellation: a cancelled `complete` may leave its state already claimed (the sign-in
-must be started again) and never leaves a half-issued code; HTTP clients are closed on the way out.
-"""
+"""The OpenID Connect authorization code flow: start, callback (ID token verified), exchange of the one-time code."""
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import hmac
 import json
 import logging
-import re
 import secrets
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import httpx2
 import jwt
@@ -49,250 +18,30 @@ from authlib.integrations.base_client import OAuthError
 from authlib.integrations.httpx_client import AsyncOAuth2Client
 
 from agentgov.config import Settings, SsoSettings
-from agentgov.logs import fields
-from agentgov.security.roles import Role
+from agentgov.security.sso.providers import (
+    ASYMMETRIC_ALGORITHMS,
+    CLOCK_LEEWAY,
+    GOOGLE_ISSUER,
+    HTTP_TIMEOUT,
+    JWKS_MIN_REFRESH,
+    METADATA_TTL,
+    SCOPES,
+    Provider,
+    SsoError,
+    get_provider,
+)
+from agentgov.security.sso.records import (
+    CallbackParams,
+    PendingSignIn,
+    VerifiedIdentity,
+    _digest,
+    _used_code_key,
+    code_key,
+    state_key,
+)
 from agentgov.storage.cache import Cache
-from agentgov.storage.identity import Conflict, IdentityRepo, NewUser
-from agentgov.storage.records import Tenant, User
 
 log = logging.getLogger("agentgov.sso")
-
-PROVIDER_IDS = ("google", "microsoft", "okta", "oidc")
-GOOGLE_ISSUER = "https://accounts.google.com"
-MICROSOFT_AUTHORITY = "https://login.microsoftonline.com"
-WELL_KNOWN = "/.well-known/openid-configuration"
-SCOPES = "openid email profile"
-HTTP_TIMEOUT = 10.0
-METADATA_TTL = 3600.0
-JWKS_MIN_REFRESH = 30.0
-CLOCK_LEEWAY = 60
-DEFAULT_REDIRECT = "/dashboard"
-MAX_REDIRECT_LENGTH = 2048
-BINDING_COOKIE = "agentgov_sso"
-ASYMMETRIC_ALGORITHMS = frozenset(
-    {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
-)
-JIT_ROLES = (Role.DEVELOPER, Role.SECURITY_ANALYST, Role.ADMIN)
-_BINDING_FORMAT = re.compile(r"^[A-Za-z0-9_-]{32,128}$")
-_UNSAFE_REDIRECT_CHARS = re.compile(r"[\x00-\x20\x7f\\]")
-
-
-class SsoError(Exception):
-    """A refused sign-in step: `status` (4xx, or 502 when the provider misbehaves) and a showable `detail`."""
-
-    def __init__(self, status: int, detail: str) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
-
-
-# --------------------------------------------------------------------------- provider registry
-
-
-@dataclasses.dataclass(frozen=True)
-class Provider:
-    """One identity provider as configured. `missing` names the settings it still needs (empty: enabled)."""
-
-    id: str
-    name: str
-    client_id: str
-    client_secret: str = dataclasses.field(repr=False)
-    issuer: str
-    """The configured issuer ("" when only a discovery URL is known)."""
-    discovery_url: str
-    """Where the discovery document is fetched ("" while unknown)."""
-    discovery_override: bool
-    missing: tuple[str, ...]
-
-    @property
-    def enabled(self) -> bool:
-        return not self.missing
-
-
-def _provider(
-    provider_id: str,
-    name: str,
-    sso: SsoSettings,
-    issuer: str,
-    override: str,
-    issuer_setting: str,
-) -> Provider:
-    prefix = f"SSO_{provider_id.upper()}_"
-    client_id = getattr(sso, f"{provider_id}_client_id")
-    client_secret = getattr(sso, f"{provider_id}_client_secret")
-    missing = [prefix + "CLIENT_ID"] if not client_id else []
-    if not client_secret:
-        missing.append(prefix + "CLIENT_SECRET")
-    if not issuer and not override:
-        missing.append(f"{issuer_setting} or {prefix}DISCOVERY_URL")
-    return Provider(
-        id=provider_id,
-        name=name,
-        client_id=client_id,
-        client_secret=client_secret,
-        issuer=issuer,
-        discovery_url=override or (issuer + WELL_KNOWN if issuer else ""),
-        discovery_override=bool(override),
-        missing=tuple(missing),
-    )
-
-
-def microsoft_issuer(tenant: str) -> str:
-    """Entra ID's v2.0 issuer for a directory (tenant id, domain, or common/organizations/consumers)."""
-    return f"{MICROSOFT_AUTHORITY}/{quote(tenant.strip(), safe='')}/v2.0" if tenant.strip() else ""
-
-
-def okta_issuer(value: str) -> str:
-    """An Okta issuer from `SSO_OKTA_ISSUER`: a URL as is, or a bare domain as `https://<domain>`."""
-    value = value.strip().rstrip("/")
-    if not value or value.startswith(("https://", "http://")):
-        return value
-    return f"https://{value}"
-
-
-def providers(sso: SsoSettings) -> tuple[Provider, ...]:
-    """The four providers, in `PROVIDER_IDS` order, enabled or not."""
-    return (
-        _provider("google", "Google", sso, GOOGLE_ISSUER, sso.google_discovery_url, "(fixed issuer)"),
-        _provider(
-            "microsoft",
-            "Microsoft Entra ID",
-            sso,
-            microsoft_issuer(sso.microsoft_tenant),
-            sso.microsoft_discovery_url,
-            "SSO_MICROSOFT_TENANT",
-        ),
-        _provider("okta", "Okta", sso, okta_issuer(sso.okta_issuer), sso.okta_discovery_url, "SSO_OKTA_ISSUER"),
-        _provider(
-            "oidc",
-            sso.oidc_name or "OpenID Connect",
-            sso,
-            sso.oidc_issuer,
-            sso.oidc_discovery_url,
-            "SSO_OIDC_ISSUER",
-        ),
-    )
-
-
-def get_provider(sso: SsoSettings, provider_id: str) -> Provider:
-    """The provider `provider_id`, which must be enabled. Raises `SsoError` 404 (unknown) or 400 (disabled)."""
-    for candidate in providers(sso):
-        if candidate.id == provider_id:
-            if not candidate.enabled:
-                raise SsoError(
-                    400,
-                    f"Single sign-on with {candidate.name} is not enabled on this server "
-                    f"(missing: {', '.join(candidate.missing)})",
-                )
-            return candidate
-    raise SsoError(404, f"Unknown identity provider {provider_id!r}; expected one of: {', '.join(PROVIDER_IDS)}")
-
-
-# --------------------------------------------------------------------------- redirects
-
-
-def safe_redirect_path(value: str) -> str:
-    """`value` if it is a same-site relative path, else `ValueError`.
-
-    Accepted: starts with exactly one `/`, no backslash, whitespace or control character, no scheme or
-    host, at most `MAX_REDIRECT_LENGTH` characters. Query and fragment are kept.
-    """
-    if len(value) > MAX_REDIRECT_LENGTH:
-        raise ValueError(f"must be at most {MAX_REDIRECT_LENGTH} characters")
-    if not value.startswith("/") or value.startswith("//"):
-        raise ValueError("must be a relative path starting with a single '/' (no scheme or host)")
-    if _UNSAFE_REDIRECT_CHARS.search(value):
-        raise ValueError("must not contain backslashes, spaces or control characters")
-    parts = urlsplit(value)
-    if parts.scheme or parts.netloc:
-        raise ValueError("must be a relative path (no scheme or host)")
-    return value
-
-
-def frontend_location(settings: Settings, redirect: str, code: str) -> str:
-    """Where the callback sends the browser: the frontend's `redirect` path with `sso_code` added.
-
-    The base is `SSO_FRONTEND_URL`, else `PUBLIC_BASE_URL`, else none (a same-origin relative location).
-    """
-    parts = urlsplit(redirect)
-    query = "&".join(q for q in (parts.query, urlencode({"sso_code": code})) if q)
-    path = urlunsplit(("", "", parts.path, query, parts.fragment))
-    return (settings.sso.frontend_url or settings.public_base_url) + path
-
-
-# --------------------------------------------------------------------------- cache records
-
-
-def _digest(value: str) -> str:
-    return hashlib.sha256(value.encode()).hexdigest()
-
-
-def state_key(state: str) -> str:
-    """Cache key of a pending sign-in (the state itself is never stored)."""
-    return f"sso:state:{_digest(state)}"
-
-
-def code_key(code: str) -> str:
-    """Cache key of an unredeemed `sso_code`."""
-    return f"sso:code:{_digest(code)}"
-
-
-def _used_code_key(code: str) -> str:
-    return f"sso:code-used:{_digest(code)}"
-
-
-def new_binding() -> str:
-    """A fresh browser-binding secret (kept in the `BINDING_COOKIE` cookie)."""
-    return secrets.token_urlsafe(32)
-
-
-def valid_binding(value: str | None) -> bool:
-    return value is not None and bool(_BINDING_FORMAT.match(value))
-
-
-@dataclasses.dataclass(frozen=True)
-class PendingSignIn:
-    """What `begin` remembers until the callback."""
-
-    provider: str
-    nonce: str
-    code_verifier: str
-    redirect: str
-    callback_url: str
-    tenant_hint: str | None
-    binding_hash: str
-
-    def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self))
-
-    @classmethod
-    def from_json(cls, raw: str) -> PendingSignIn:
-        """Raises `SsoError` 400 when the record is not one `to_json` wrote."""
-        try:
-            data = json.loads(raw)
-            return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls)})
-        except (ValueError, KeyError, TypeError):
-            raise SsoError(400, "Invalid sign-in state; start the sign-in again") from None
-
-
-@dataclasses.dataclass(frozen=True)
-class VerifiedIdentity:
-    """Who the provider vouched for: its subject, a verified email, and a display name."""
-
-    provider: str
-    subject: str
-    email: str
-    name: str
-
-
-@dataclasses.dataclass(frozen=True)
-class CallbackParams:
-    code: str | None = None
-    state: str | None = None
-    iss: str | None = None
-    error: str | None = None
-    error_description: str | None = None
-
 
 # --------------------------------------------------------------------------- the flow
 
@@ -565,69 +314,3 @@ def _identity(provider: Provider, claims: dict[str, Any]) -> VerifiedIdentity:
         email=email.strip(),
         name=name.strip()[:200] if isinstance(name, str) else "",
     )
-
-
-# --------------------------------------------------------------------------- linking
-
-
-async def find_tenant(identity_repo: IdentityRepo, hint: str) -> Tenant | None:
-    """The tenant named by `hint`: its id or, case-insensitively, its name."""
-    return await identity_repo.get_tenant(hint.strip()) or await identity_repo.get_tenant_by_name(hint)
-
-
-def _jit_role(tenant: Tenant, email: str) -> Role:
-    """The role a first sign-in gets in `tenant`. Raises `SsoError` 403 when the tenant does not allow it."""
-    settings = tenant.settings or {}
-    role_name = settings.get("sso_jit_role")
-    if not role_name:
-        raise SsoError(403, f"No account for {email} in this tenant; ask an administrator to create it")
-    try:
-        role = Role.parse(str(role_name))
-    except ValueError:
-        role = Role.SUPER_ADMIN
-    if role not in JIT_ROLES:
-        raise SsoError(403, "This tenant's sso_jit_role is not a tenant role; ask an administrator to fix it")
-    domains = settings.get("sso_jit_domains") or []
-    domain = email.rsplit("@", 1)[1].lower()
-    if not isinstance(domains, list) or not ("*" in domains or domain in {str(d).lower() for d in domains}):
-        raise SsoError(403, f"No account for {email} in this tenant, and its domain may not sign up by SSO")
-    return role
-
-
-async def link_account(identity_repo: IdentityRepo, identity: VerifiedIdentity, tenant_hint: str | None) -> User:
-    """The tenant user the verified identity signs in as, provisioning it just in time if allowed.
-
-    `tenant_hint` (a tenant id or name) limits the search to that tenant; a hint that names no tenant is
-    answered like an unknown account, so the public routes never reveal which tenants exist.
-    Raises `SsoError` 403 (no account and no provisioning, or blocked), 409 (several tenants, no hint).
-    """
-    tenant: Tenant | None = None
-    if tenant_hint is not None:
-        tenant = await find_tenant(identity_repo, tenant_hint)
-        if tenant is None:
-            raise SsoError(403, f"No account for {identity.email} in this tenant; ask an administrator to create it")
-    users = [u for u in await identity_repo.users_by_email(identity.email) if u.tenant_id]
-    if tenant is not None:
-        users = [u for u in users if u.tenant_id == tenant.id]
-    if len(users) > 1:
-        raise SsoError(
-            409,
-            f"{identity.email} has accounts in several tenants; start the sign-in again with tenant=<id or name>",
-        )
-    if users:
-        user: User = users[0]
-    elif tenant is None:
-        raise SsoError(403, f"No account for {identity.email}; ask your administrator to create one")
-    else:
-        role = _jit_role(tenant, identity.email)
-        try:
-            user = await identity_repo.create_user(
-                tenant.id,
-                NewUser(email=identity.email, role=role.value, password_hash=None, full_name=identity.name),
-            )
-            log.info("sso account provisioned", extra=fields(tenant_id=tenant.id, provider=identity.provider))
-        except Conflict:  # a concurrent first sign-in created it
-            user = next(u for u in await identity_repo.users_by_email(identity.email) if u.tenant_id == tenant.id)
-    if not user.is_active:
-        raise SsoError(403, "This account is blocked")
-    return user
