@@ -48,7 +48,6 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import trio
 
 from agentgov.actors.runtime import Actor, ActorContext, ActorRef, InvalidMessage, Request
@@ -60,8 +59,8 @@ from agentgov.ml.embedding import (
     default_embedder,
     from_bytes,
     to_bytes,
-    top_k,
 )
+from agentgov.ml.embedding.index import VectorIndex
 from agentgov.storage.agents import (
     AGENT_STATUSES,
     AGENT_TYPES,
@@ -338,9 +337,8 @@ class RegistryActor(Actor[RegistryMessage]):
         self.tenant_id = tenant_id
         self.repo = repo
         self.embedder: Embedder = embedder or default_embedder()
-        self._vectors: dict[str, np.ndarray] = {}
+        self._index = VectorIndex()  # the tenant's embeddings, as of `_generation`
         self._generation: int | None = None  # the registry generation the cached vectors reflect
-        self._matrix: tuple[list[str], dict[str, int], np.ndarray] | None = None
         self._pending: set[str] = set()
         self._recent = recent or RecentAgents()  # published for lookups without a message, see _get
         self._wakeup = trio.Event()
@@ -490,7 +488,7 @@ class RegistryActor(Actor[RegistryMessage]):
         if generation is None:
             raise AgentNotFound(agent_id)
         self._pending.discard(agent_id)
-        self._advance(generation, lambda: self._forget(agent_id))
+        self._advance(generation, lambda: self._index.forget(agent_id))
 
     async def _heartbeat(self, agent_id: str, status: str | None) -> Agent:
         if status is not None:
@@ -527,8 +525,7 @@ class RegistryActor(Actor[RegistryMessage]):
             raise InvalidMessage("limit must be at least 1")
         await self._sync()
         vector = (await trio.to_thread.run_sync(self.embedder.embed, [query]))[0]
-        ids, matrix = self._ranked_matrix()
-        hits = top_k(vector, matrix, ids, k=limit) if ids else []
+        hits = self._index.search(vector, limit)
         agents = await self.repo.get_many(self.tenant_id, [agent_id for agent_id, _ in hits])
         return [SearchHit(agents[a], round(score, 6)) for a, score in hits if a in agents]
 
@@ -585,8 +582,7 @@ class RegistryActor(Actor[RegistryMessage]):
                 await self._embed_and_save(stale[start : start + EMBED_BATCH])
             generation, rows = await self.repo.load_embeddings(self.tenant_id, model)
             dim = self.embedder.dimension
-            self._vectors = {agent_id: from_bytes(blob, dim) for agent_id, blob in rows}
-            self._matrix = None
+            self._index.replace({agent_id: from_bytes(blob, dim) for agent_id, blob in rows})
             self._generation = generation
 
     async def _embed_and_save(self, items: Sequence[tuple[Agent, str]]) -> None:
@@ -608,7 +604,7 @@ class RegistryActor(Actor[RegistryMessage]):
         saved, generation = await self.repo.save_embeddings(self.tenant_id, stored, [hash_ for _, hash_ in items])
         by_id = {agent.id: vector for (agent, _), vector in zip(items, vectors, strict=True)}
 
-        self._advance(generation, lambda: self._put_vectors({agent_id: by_id[agent_id] for agent_id in saved}))
+        self._advance(generation, lambda: self._index.put({agent_id: by_id[agent_id] for agent_id in saved}))
 
     def _advance(self, generation: int, apply: Any) -> None:
         """After an own write that left the registry at `generation`: update the cache or drop it."""
@@ -619,41 +615,7 @@ class RegistryActor(Actor[RegistryMessage]):
             self._generation = generation
         else:  # another process changed the registry meanwhile: reload on the next search
             self._generation = None
-            self._vectors = {}
-            self._matrix = None
-
-    def _forget(self, agent_id: str) -> None:
-        if self._vectors.pop(agent_id, None) is not None:
-            self._matrix = None
-
-    def _put_vectors(self, vectors: Mapping[str, np.ndarray]) -> None:
-        """Cache new or changed vectors; the search matrix is patched in place (one copy for new rows)."""
-        self._vectors.update(vectors)
-        if self._matrix is None or not vectors:
-            return
-        ids, rows, matrix = self._matrix
-        new = [agent_id for agent_id in vectors if agent_id not in rows]
-        for agent_id, vector in vectors.items():
-            if agent_id in rows:
-                matrix[rows[agent_id]] = vector
-        if new:
-            matrix = np.vstack([matrix, np.stack([vectors[a] for a in new]).astype(np.float32)])
-            for agent_id in new:
-                rows[agent_id] = len(ids)
-                ids.append(agent_id)
-            self._matrix = (ids, rows, matrix)
-
-    def _ranked_matrix(self) -> tuple[list[str], np.ndarray]:
-        """The cached vectors as (ids, matrix), row i being ids[i]; built on first use after a reload."""
-        if self._matrix is None:
-            ids = sorted(self._vectors)
-            matrix = (
-                np.stack([self._vectors[i] for i in ids]).astype(np.float32)
-                if ids
-                else np.empty((0, self.embedder.dimension), dtype=np.float32)
-            )
-            self._matrix = (ids, {agent_id: row for row, agent_id in enumerate(ids)}, matrix)
-        return self._matrix[0], self._matrix[2]
+            self._index.clear()
 
 
 def registry(services: Services, tenant_id: str) -> ActorRef[RegistryMessage]:
