@@ -13,11 +13,8 @@ Interface used by other modules:
   reflects it. They raise `PolicyValidationError` (422), `DuplicatePolicyId` (409), `PolicyNotFound` (404).
 * `Sync()` -> the generation now compiled (re-reads the database first; mostly for tests and tooling).
   `Compiled()` -> the generation compiled, without a database read, once earlier messages are handled.
-* `await check_action(services, tenant_id, agent_id, action, resource, context, actor=...)` -> the
-  `POST /policies/check` body: agent lookup (the registry's published view), evaluation, decision log
-  (`record_decision`: by default answered only once the audit entry is committed; `DECISION_LOG=async`
-  answers once it is queued), and the `policy.violated` / human-approval hooks (see its docstring). The
-  HTTP route calls it; so can any other entry point.
+* The check itself (agent lookup, evaluation of the published view, decision log, `policy.violated` and
+  the approval hook) is a use case run by the caller: `agentgov.checks.check_action`.
 
 Freshness across processes
 --------------------------
@@ -50,13 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from agentgov.actors.audit import AppendPrepared, audit
-from agentgov.actors.hitl import RequestApproval, hitl
-from agentgov.actors.notifier import Publish, notifier
-from agentgov.actors.registry import lookup_agent
 from agentgov.actors.runtime import Actor, ActorContext, ActorRef, ActorStopped, MailboxFull, Request
-from agentgov.audit_chain import canonical_json
-from agentgov.ids import random_uuid
 from agentgov.logs import fields
 from agentgov.policy import (
     AgentAttributes,
@@ -68,8 +59,6 @@ from agentgov.policy import (
     compile_policy_set,
     validate_document,
 )
-from agentgov.storage.agents import Agent
-from agentgov.storage.audit import PendingEntry
 from agentgov.storage.database import DatabaseError
 from agentgov.storage.policies import (
     DefaultDecision,
@@ -78,7 +67,6 @@ from agentgov.storage.policies import (
     PolicyWrite,
     StoredPolicy,
 )
-from agentgov.timeutil import now_iso
 
 if TYPE_CHECKING:
     from agentgov.services import Services
@@ -381,219 +369,3 @@ async def policy_view(services: Services, tenant_id: str) -> PolicyView:
         if view is None:  # stopped again before this task resumed
             raise ActorStopped(f"policy:{tenant_id}")
     return view
-
-
-# ------------------------------------------------------------------------------------------ the check path
-
-
-@dataclasses.dataclass
-class CheckCounters:
-    """Process-wide counters of the check path (exposed for status and tests)."""
-
-    checks: int = 0
-    denied: int = 0
-    notify_dropped: int = 0
-
-
-counters = CheckCounters()
-
-
-def agent_attributes(agent: Agent) -> AgentAttributes:
-    """The Cedar principal attributes of a registry agent. Raises `InvalidRequestError` if the record holds
-    a value the policy schema does not know (an unknown type or status)."""
-    return AgentAttributes(
-        id=agent.id,
-        name=agent.name,
-        type=agent.type,
-        status=agent.status,
-        capabilities=frozenset(agent.capabilities),
-        risk_score=agent.risk_score,
-    )
-
-
-async def check_action(
-    services: Services,
-    tenant_id: str,
-    agent_id: str,
-    action: str,
-    resource: str,
-    context: Mapping[str, Any],
-    *,
-    actor: str,
-) -> dict[str, Any]:
-    """Decide an agent's action and return the `POST /policies/check` response body.
-
-    Steps: fetch the agent from the tenant's registry (its type, capabilities, status and risk are the
-    principal's attributes); evaluate on the tenant's policy actor; publish `policy.violated` for a deny;
-    open a human-approval request when the decision requires one (its id is the body's `approval_id`);
-    record the decision in the audit chain (`record_decision`: with `DECISION_LOG=sync`, the default, this
-    returns only once the entry is committed; with `async`, once it is queued).
-
-    Raises `AgentNotFound` (unknown agent in this tenant), `InvalidRequestError` (malformed request),
-    `MailboxFull` / `ActorStopped` (registry, policy or audit actor busy or stopping: the HTTP answer is a
-    503 with Retry-After), and what `record_decision` raises when the decision cannot be recorded (then no
-    decision is answered). It waits on an actor when the registry's view cannot answer the lookup, on the
-    first use of the tenant's policy set, to open an approval request, and (sync mode) for the audit commit.
-    Cancellation before the evaluation leaves no trace; after it, the decision may already be queued for
-    the audit trail and will then be committed.
-    """
-    agent = await lookup_agent(services, tenant_id, agent_id)
-    view = await policy_view(services, tenant_id)
-    decision = view.evaluate(agent_attributes(agent), action, resource, context)
-    body = decision.to_response()
-    body["anomaly"] = None  # no anomaly detector is wired into checks yet
-    body["approval_id"] = None
-    body["decision_id"] = random_uuid()
-    body["default_applied"] = decision.default_applied
-    body["evaluated_at"] = now_iso()
-    counters.checks += 1
-    if not decision.allowed:
-        counters.denied += 1
-        notify_violation(services, tenant_id, agent, action, resource, body)
-    if decision.required_approval:
-        body["approval_id"] = await request_approval(services, tenant_id, agent, action, resource, context, body, actor)
-    await record_decision(services, tenant_id, agent, action, resource, context, body, actor)
-    return body
-
-
-async def record_decision(
-    services: Services,
-    tenant_id: str,
-    agent: Agent,
-    action: str,
-    resource: str,
-    context: Mapping[str, Any],
-    body: Mapping[str, Any],
-    actor: str,
-) -> None:
-    """Record the decision in the tenant's audit chain (`kind="policy_check"`).
-
-    `DECISION_LOG=sync` (the default): ask the tenant's audit actor and return once the entry is committed.
-    Concurrent checks are group-committed: while one transaction commits, the next decisions queue and go
-    into the next batch. `DECISION_LOG=async`: return once the entry is queued (the audit actor commits it
-    within its linger window); a crash of the process loses what is queued and not yet committed.
-
-    In both modes a full audit mailbox raises `MailboxFull` and a stopping actor `ActorStopped` (answered
-    503 with Retry-After): a decision is never answered without its entry being at least queued. In sync
-    mode it also raises `EntryRejected` (a 422: the entry holds text the database cannot store),
-    `AuditUnavailable` (the chain's key does not match AUDIT_SECRET), `DatabaseError` (commit failed) and
-    `ActorCrashed`. A context the chain cannot represent as JSON (NaN, infinities) is recorded as a note
-    saying so. Cancellation while waiting for the commit abandons the wait, not the entry.
-    """
-    decision = {key: body[key] for key in _AUDITED if key in body}
-    pending_approval = bool(body["allowed"]) and bool(body["required_approval"])
-    try:
-        recorded_input = canonical_json({"context": context})
-    except ValueError as exc:
-        recorded_input = canonical_json({"context": {"unrecordable": str(exc)}})
-    entry = PendingEntry(
-        id=random_uuid(),
-        kind="policy_check",
-        agent_id=agent.id,
-        actor=actor,
-        action=action,
-        resource=resource,
-        input=recorded_input,
-        output=None,
-        reasoning=None,
-        risk_score=float(body["risk_score"]),
-        is_approved=None if pending_approval else bool(body["allowed"]),
-        decision=canonical_json(decision),
-        dedup_key=None,
-    )
-    ref = audit(services, tenant_id)
-    if services.settings.decision_log == "async":
-        ref.tell(AppendPrepared(entry))
-    else:
-        await ref.ask(AppendPrepared(entry))
-
-
-_AUDITED = (
-    "decision_id",
-    "allowed",
-    "reason",
-    "severity",
-    "required_approval",
-    "risk_score",
-    "risk",
-    "determining_policies",
-    "default_applied",
-    "errors",
-    "approval_id",
-    "evaluated_at",
-)
-
-
-def notify_violation(
-    services: Services,
-    tenant_id: str,
-    agent: Agent,
-    action: str,
-    resource: str,
-    body: Mapping[str, Any],
-) -> None:
-    """Publish `policy.violated` for a denied check (fire-and-forget to the tenant's notifier).
-
-    A full or stopped notifier mailbox never fails the check: it is logged and counted in
-    `counters.notify_dropped`.
-    """
-    event = Publish(
-        "policy.violated",
-        {
-            "decision_id": body["decision_id"],
-            "agent_id": agent.id,
-            "agent_name": agent.name,
-            "action": action,
-            "resource": resource,
-            "reason": body["reason"],
-            "severity": body["severity"],
-            "risk_score": body["risk_score"],
-            "determining_policies": list(body["determining_policies"]),
-            "default_applied": body["default_applied"],
-        },
-    )
-    try:
-        notifier(services, tenant_id).tell(event)
-    except (MailboxFull, ActorStopped) as exc:
-        counters.notify_dropped += 1
-        log.warning(
-            "policy.violated not published",
-            extra=fields(tenant_id=tenant_id, decision_id=body["decision_id"], error=str(exc)),
-        )
-
-
-async def request_approval(
-    services: Services,
-    tenant_id: str,
-    agent: Agent,
-    action: str,
-    resource: str,
-    context: Mapping[str, Any],
-    body: Mapping[str, Any],
-    actor: str,
-) -> str | None:
-    """Open a human-approval request for an allowed action that requires one; return its id.
-
-    An identical request still pending is reused by the HITL actor (same id). If the HITL actor is busy or
-    stopping the check still answers, with `approval_id` null (logged): the client may then ask for approval
-    itself with `POST /hitl/request`.
-    """
-    request = RequestApproval(
-        agent_id=agent.id,
-        action=action,
-        resource=resource,
-        context=dict(context),
-        policy_ids=list(body["determining_policies"]),
-        reason=body["reason"],
-        requested_by=actor,
-        risk_score=body["risk_score"],
-    )
-    try:
-        record = await hitl(services, tenant_id).ask(request)
-    except (MailboxFull, ActorStopped) as exc:
-        log.error(
-            "approval request not opened for a check that requires one",
-            extra=fields(tenant_id=tenant_id, decision_id=body["decision_id"], error=str(exc)),
-        )
-        return None
-    return str(record.id)

@@ -9,8 +9,9 @@ import pytest
 import trio
 
 from agentgov.actors.notifier import Subscribe, Unsubscribe, notifier
-from agentgov.actors.policy import record_decision
+from agentgov.actors.policy import policy_view
 from agentgov.actors.runtime import MailboxFull
+from agentgov.checks import CheckResult, agent_attributes, record_decision
 from agentgov.security.roles import Role
 from tests.policies.helpers import (
     API,
@@ -310,8 +311,14 @@ async def test_a_full_audit_mailbox_refuses_the_decision_instead_of_dropping_it(
     svc = app.extensions["agentgov"]
     svc.settings = dataclasses.replace(svc.settings, decision_log=mode)
     registered = await register_agent(client, api_key)
-    body = await check(client, api_key, registered["id"], "files.read")
+    await check(client, api_key, registered["id"], "files.read")
     agent = await registry(svc, tenant["id"]).ask(GetAgent(registered["id"]))
+    view = await policy_view(svc, tenant["id"])
+    result = CheckResult(
+        decision=view.evaluate(agent_attributes(agent), "files.read", "r:1", {}),
+        decision_id=str(uuid.uuid4()),
+        evaluated_at="2026-01-01T00:00:00.000000Z",
+    )
     ref = audit(svc, tenant["id"])
     # fill the audit mailbox and record without yielding in between, so the actor cannot drain it
     # (a waiting receiver takes the first message directly, so fill until the runtime says it is full)
@@ -320,7 +327,7 @@ async def test_a_full_audit_mailbox_refuses_the_decision_instead_of_dropping_it(
         for _ in range(svc.settings.mailbox_capacity + 2):
             ref.tell(filler)
     with pytest.raises(MailboxFull) as raised:
-        await record_decision(svc, tenant["id"], agent, "files.read", "r:1", {}, body, "key:test")
+        await record_decision(svc, tenant["id"], agent, "files.read", "r:1", {}, result, "key:test")
     error = api_error_for(raised.value)
     assert error.status == 503 and error.headers["Retry-After"] == "1"
 

@@ -33,10 +33,10 @@ from agentgov.actors.policy import (
     DeletePolicy,
     SetDefaultDecision,
     UpdatePolicy,
-    check_action,
     policy,
 )
 from agentgov.actors.registry import AgentNotFound
+from agentgov.checks import check_action
 from agentgov.http.actor_calls import ask_actor
 from agentgov.http.auth import Scheme, authorize, principal, services, tenant_id
 from agentgov.http.errors import ApiError
@@ -149,7 +149,9 @@ class PolicySettings(RequestModel):
 
 
 class CheckRequest(RequestModel):
-    agent_id: str = Field(description="UUID of a registered agent of the tenant")
+    """The check's body: the one schema of the OpenAPI document and of the hot path's parser."""
+
+    agent_id: str = Field(max_length=64, description="UUID of a registered agent of the tenant")
     action: str = Field(min_length=1, max_length=256)
     resource: str = Field(max_length=2048)
     context: dict[str, Any] = Field(default_factory=dict, description="free-form key/value context")
@@ -349,7 +351,8 @@ async def run_check(svc: Services, who: Principal, payload: Any) -> dict[str, An
     assert who.tenant_id is not None  # the route is tenant-scoped
     try:
         with trio.fail_after(CHECK_TIMEOUT):
-            return await check_action(svc, who.tenant_id, agent_id, action, resource, context, actor=who.actor_label)
+            result = await check_action(svc, who.tenant_id, agent_id, action, resource, context, actor=who.actor_label)
+            return result.to_response()
     except AgentNotFound:
         raise ApiError(404, "Agent not found") from None
     except InvalidRequestError as exc:
@@ -367,11 +370,25 @@ def _body_error(field: str, message: str, kind: str) -> ApiError:
 _CHECK_FIELDS = frozenset(CheckRequest.model_fields)
 
 
+def _length_limits(field: str) -> tuple[int, int]:
+    """(min, max) length of a string field of `CheckRequest`, read from the model itself."""
+    low, high = 0, None
+    for rule in CheckRequest.model_fields[field].metadata:
+        low = getattr(rule, "min_length", low)
+        high = getattr(rule, "max_length", high)
+    assert high is not None, f"CheckRequest.{field} needs a max_length"
+    return low, high
+
+
+_CHECK_STRINGS = tuple((field, *_length_limits(field)) for field in ("agent_id", "action", "resource"))
+
+
 def _check_request(raw: Any) -> tuple[str, str, str, dict[str, Any]]:
     """(agent_id, action, resource, context) of a check body. Raises `ApiError` 422 naming the field.
 
-    Mirrors `CheckRequest`: `agent_id` a UUID string, `action` 1..256 characters, `resource` at most 2048,
-    `context` an object (missing or null: empty); any other key is a 422 naming it.
+    Applies `CheckRequest` (field names and length limits are read from the model): `agent_id` a UUID string,
+    `action` and `resource` within their lengths, `context` an object (missing or null: empty); any other
+    key is a 422 naming it.
     """
     if not isinstance(raw, dict):
         raise ApiError(422, "Invalid request body: expected a JSON object", errors=[])
@@ -379,7 +396,7 @@ def _check_request(raw: Any) -> tuple[str, str, str, dict[str, Any]]:
         if key not in _CHECK_FIELDS:
             raise _body_error(key, "Extra inputs are not permitted", "extra_forbidden")
     values: dict[str, str] = {}
-    for field, low, high in (("agent_id", 0, 64), ("action", 1, 256), ("resource", 0, 2048)):
+    for field, low, high in _CHECK_STRINGS:
         value = raw.get(field)
         if value is None:
             raise _body_error(field, "Field required", "missing")
