@@ -229,17 +229,7 @@ async def run_clients(spec: dict[str, Any]) -> None:
         async with httpx.AsyncClient(base_url=spec["base"], timeout=30) as http:
             headers = {"X-API-Key": spec["api_key"]}
             for n in range(rounds):
-                if trigger == "policy":
-                    url = "/api/v1/policies/check"
-                    body: dict[str, Any] = {
-                        "agent_id": spec["agent_id"],
-                        "action": "transfer_funds",
-                        "resource": f"bench-{n}",
-                        "context": {},
-                    }
-                else:
-                    url = "/api/v1/hitl/request"
-                    body = {"agent_id": spec["agent_id"], "action": "transfer_funds", "resource": f"bench-{n}"}
+                url, body = trigger_request(spec, n)
                 t0 = time.monotonic()
                 response = await http.post(url, json=body, headers=headers)
                 t_http = time.monotonic()
@@ -350,17 +340,7 @@ def run_raw_clients(spec: dict[str, Any]) -> None:
             headers = {"X-API-Key": spec["api_key"], "Content-Type": "application/json"}
             for n in range(rounds):
                 go[n].wait()
-                if trigger == "policy":
-                    url = "/api/v1/policies/check"
-                    body: dict[str, Any] = {
-                        "agent_id": spec["agent_id"],
-                        "action": "transfer_funds",
-                        "resource": f"bench-{n}",
-                        "context": {},
-                    }
-                else:
-                    url = "/api/v1/hitl/request"
-                    body = {"agent_id": spec["agent_id"], "action": "transfer_funds", "resource": f"bench-{n}"}
+                url, body = trigger_request(spec, n)
                 payload = json.dumps(body).encode()
                 t0s[n] = time.monotonic()
                 connection.request("POST", url, body=payload, headers=headers)
@@ -402,6 +382,14 @@ def run_raw_clients(spec: dict[str, Any]) -> None:
     for sock in sockets:
         sock.close()
     report(results, clients)
+
+
+def trigger_request(spec: dict[str, Any], n: int) -> tuple[str, dict[str, Any]]:
+    """(path, JSON body) of round `n`'s trigger: a denied check, or an approval request."""
+    if spec["trigger"] == "policy":
+        body = {"agent_id": spec["agent_id"], "action": "transfer_funds", "resource": f"bench-{n}", "context": {}}
+        return "/api/v1/policies/check", body
+    return "/api/v1/hitl/request", {"agent_id": spec["agent_id"], "action": "transfer_funds", "resource": f"bench-{n}"}
 
 
 def pct(values: list[float], q: float) -> float:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
 import pytest
 
@@ -11,15 +11,6 @@ from agentgov.storage.database import Connection, Database, DatabaseError, Integ
 from agentgov.storage.identity import Conflict, IdentityRepo, NewApiKey, NewUser
 from agentgov.storage.migrations import Migration, all_migrations, apply_migrations, schema_version
 from tests.support.backends import postgres_database
-
-
-@pytest.fixture
-async def db(database_url: str) -> AsyncIterator[Database]:
-    database = await open_database(database_url)
-    try:
-        yield database
-    finally:
-        await database.close()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

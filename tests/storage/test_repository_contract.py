@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import AsyncIterator
 
-import pytest
-
-from agentgov.storage import open_database
 from agentgov.storage.agents import Agent, AgentRepo
 from agentgov.storage.database import Database
 from agentgov.storage.hitl import HitlRepo, NewApproval
@@ -20,13 +16,6 @@ NOW = "2026-01-01T00:00:00.000000Z"
 LATER = "2026-01-02T00:00:00.000000Z"
 
 
-@pytest.fixture
-async def db(database_url: str) -> AsyncIterator[Database]:
-    database = await open_database(database_url)
-    try:
-        yield database
-    finally:
-        await database.close()
 
 
 async def tenants(db: Database) -> tuple[str, str]:
