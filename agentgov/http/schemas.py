@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -20,10 +21,14 @@ def _email(value: str) -> str:
 
 
 def _not_blank(value: str) -> str:
+    """Stripped; refused when nothing visible is left (only spaces, control or format characters)."""
     value = value.strip()
-    if not value:
-        raise ValueError("must not be blank")
+    if not any(not ch.isspace() and unicodedata.category(ch) not in _INVISIBLE for ch in value):
+        raise ValueError("must not be blank (it needs at least one visible character)")
     return value
+
+
+_INVISIBLE = frozenset({"Cc", "Cf", "Cs"})
 
 
 Email = Annotated[str, AfterValidator(_email)]
@@ -35,6 +40,7 @@ def bounded_name(max_length: int) -> Any:
 
 
 Name = bounded_name(200)
+
 
 class RequestModel(BaseModel):
     """Base of every request body model: a field the model does not name is a 422 naming it, never ignored

@@ -113,6 +113,8 @@ async def test_list_rejects_bad_query(client, tenant, params: str, field: str) -
     [
         ({"type": "tool"}, "name"),
         ({"name": "  ", "type": "tool"}, "name"),
+        ({"name": "\u007f\u008a", "type": "tool"}, "name"),  # control characters only: nothing visible
+        ({"name": "\u200b\u2060 ", "type": "tool"}, "name"),  # zero-width characters only
         ({"name": "x" * 201, "type": "tool"}, "name"),
         ({"name": "A"}, "type"),
         ({"name": "A", "type": "robot"}, "type"),
