@@ -12,9 +12,7 @@ def now() -> datetime:
 def to_iso(moment: datetime) -> str:
     """`2026-11-22T17:32:11.123456Z` (always microseconds, always UTC)."""
     m = moment.astimezone(UTC)
-    return (
-        f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}.{m.microsecond:06d}Z"
-    )
+    return f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}.{m.microsecond:06d}Z"
 
 
 def now_iso() -> str:

@@ -84,7 +84,7 @@ def distinct_script(agent_id: str, api_key: str) -> str:
         "request = function()\n"
         "  n = n + 1\n"
         f'  local headers = {{["Content-Type"] = "application/json", ["X-API-Key"] = "{api_key}"}}\n'
-        f"  return wrk.format(\"POST\", nil, headers, string.format({json.dumps(body)}, n))\n"
+        f'  return wrk.format("POST", nil, headers, string.format({json.dumps(body)}, n))\n'
         "end\n"
     )
 

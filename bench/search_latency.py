@@ -132,9 +132,7 @@ def rss_mb() -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--agents", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=300, help="timed queries (embed + rank)")
     parser.add_argument("--rank-repeat", type=int, default=2000, help="timed rank-only calls")
@@ -171,10 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         matrix = emb.embed(texts)
         seconds = time.perf_counter() - start
-        print(
-            f"embed agents (batched, {len(texts)} texts) {len(texts) / seconds:7.1f} texts/s "
-            f"({seconds:.1f} s)"
-        )
+        print(f"embed agents (batched, {len(texts)} texts) {len(texts) / seconds:7.1f} texts/s ({seconds:.1f} s)")
     print(f"max RSS after embedding             {rss_mb():.0f} MB")
 
     ids = [f"agent-{i}" for i in range(args.agents)]
@@ -182,9 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     load_times = timed(lambda: matrix_from_bytes(blobs, emb.dimension), 20)
     print(f"matrix_from_bytes ({args.agents} blobs)   {percentiles_ms(load_times)}")
 
-    queries = [
-        _QUERIES[i % len(_QUERIES)] + ("" if i < len(_QUERIES) else f" {i}") for i in range(args.queries)
-    ]
+    queries = [_QUERIES[i % len(_QUERIES)] + ("" if i < len(_QUERIES) else f" {i}") for i in range(args.queries)]
     embed_only: list[float] = []
     total: list[float] = []
     for q in queries:
@@ -205,8 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.random:  # a sanity look at what the ranking returns
         hits = top_k(qvec, matrix, ids, 3)
         print(
-            f"top 3 for {_QUERIES[0]!r}: "
-            + ", ".join(f"{texts[int(i.split('-')[1])][:40]!r} {s:.3f}" for i, s in hits)
+            f"top 3 for {_QUERIES[0]!r}: " + ", ".join(f"{texts[int(i.split('-')[1])][:40]!r} {s:.3f}" for i, s in hits)
         )
     return 0
 

@@ -59,16 +59,13 @@ async def role_keys(app: QuartTrio, tenant: dict) -> dict[str, str]:
 
     svc = app.extensions["agentgov"]
     return {
-        role: await api_key_with_role(svc, tenant["id"], role)
-        for role in ("Developer", "Security Analyst", "Admin")
+        role: await api_key_with_role(svc, tenant["id"], role) for role in ("Developer", "Security Analyst", "Admin")
     }
 
 
 @pytest.fixture
 async def other_tenant(client) -> dict:
     """A second tenant, for cross-tenant access tests."""
-    response = await client.post(
-        "/api/v1/tenants", json={"name": "Other Corp"}, headers={"X-Admin-Key": ADMIN_KEY}
-    )
+    response = await client.post("/api/v1/tenants", json={"name": "Other Corp"}, headers={"X-Admin-Key": ADMIN_KEY})
     assert response.status_code == 201
     return await response.get_json()

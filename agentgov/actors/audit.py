@@ -270,9 +270,7 @@ class AuditActor(Actor[AuditMessage]):
         try:
             entries = await self._commit(pending)
         except DatabaseError as exc:
-            log.error(
-                "audit batch failed", exc_info=exc, extra=fields(tenant_id=self._tenant_id, entries=len(pending))
-            )
+            log.error("audit batch failed", exc_info=exc, extra=fields(tenant_id=self._tenant_id, entries=len(pending)))
             for index in slots:
                 outcomes[index] = Error(exc)
             return

@@ -158,17 +158,16 @@ HitlMessage = RequestApproval | Decide | GetApproval | ListPending | _Tick
 class HitlActor(Actor[HitlMessage]):
     """Owns the expiry timers of one tenant's pending requests; the requests themselves live in storage."""
 
-    def __init__(self, services: Services, tenant_id: str, *, self_ref: ActorRef[HitlMessage]) -> None:
+    def __init__(self, services: Services, tenant_id: str) -> None:
         self.services = services
         self.tenant_id = tenant_id
         self.repo = HitlRepo(services.db)
         self.timeout = float(services.settings.hitl_timeout)
-        self._self = self_ref
         self._deadlines: dict[str, float] = {}
         self._heap: list[tuple[float, str]] = []
         self._keepalive = math.inf
         self._ticker = SelfTicker(
-            self_ref, _Tick(), self._next_wake, lambda: min(1.0, self._keepalive)
+            _Tick(), self._next_wake, lambda: min(1.0, self._keepalive)
         )  # when busy, queued messages expire what is due
 
     async def on_start(self, ctx: ActorContext) -> None:
@@ -188,7 +187,7 @@ class HitlActor(Actor[HitlMessage]):
                 "pending approvals reloaded",
                 extra=fields(tenant_id=self.tenant_id, pending=len(self._deadlines), expired=len(overdue)),
             )
-        ctx.nursery.start_soon(self._ticker.run, name=f"{ctx.name}:timer")
+        self._ticker.start(ctx)
 
     async def handle(self, message: HitlMessage) -> Any:
         await self._expire_due()
@@ -330,10 +329,7 @@ class HitlActor(Actor[HitlMessage]):
 def hitl(services: Services, tenant_id: str) -> ActorRef[HitlMessage]:
     """The tenant's HITL actor (`hitl:<tenant_id>`), started on first use. Raises `ActorStopped` while the
     service is stopping."""
-    holder: list[ActorRef[HitlMessage]] = []
-    ref = services.actors.get_or_spawn(f"hitl:{tenant_id}", lambda: HitlActor(services, tenant_id, self_ref=holder[0]))
-    holder.append(ref)
-    return ref
+    return services.actors.get_or_spawn(f"hitl:{tenant_id}", lambda: HitlActor(services, tenant_id))
 
 
 async def start_pending_timers(services: Services) -> int:

@@ -213,12 +213,10 @@ class NotifierActor(Actor[NotifierMessage]):
         services: Services,
         tenant_id: str,
         *,
-        self_ref: ActorRef[NotifierMessage],
         buffer_size: int = DEFAULT_BUFFER_SIZE,
         status_interval: float | None = None,
     ) -> None:
         self.services = services
-        self._self = self_ref
         self.tenant_id = tenant_id
         self.buffer_size = buffer_size
         self.status_interval = (
@@ -231,12 +229,12 @@ class NotifierActor(Actor[NotifierMessage]):
         self._next_status = math.inf
         self._keepalive = math.inf
         self._ticker = SelfTicker(
-            self_ref, _Tick(), self._next_wake, lambda: min(1.0, self._keepalive)
+            _Tick(), self._next_wake, lambda: min(1.0, self._keepalive)
         )  # when busy, the mailbox keeps the actor alive
 
     async def on_start(self, ctx: ActorContext) -> None:
         self._keepalive = ctx.system.idle_timeout / 3
-        ctx.nursery.start_soon(self._ticker.run, name=f"{ctx.name}:timer")
+        self._ticker.start(ctx)
 
     async def on_stop(self) -> None:
         for subscriber in list(self._subscribers.values()):
@@ -374,16 +372,11 @@ def notifier(
     events; default the `NOTIFY_STATUS_INTERVAL` setting) apply only when this call starts the actor.
     Raises `ActorStopped` while the service is stopping.
     """
-    holder: list[ActorRef[NotifierMessage]] = []
 
     def make() -> NotifierActor:
-        return NotifierActor(
-            services, tenant_id, self_ref=holder[0], buffer_size=buffer_size, status_interval=status_interval
-        )
+        return NotifierActor(services, tenant_id, buffer_size=buffer_size, status_interval=status_interval)
 
-    ref = services.actors.get_or_spawn(f"notifier:{tenant_id}", make)
-    holder.append(ref)
-    return ref
+    return services.actors.get_or_spawn(f"notifier:{tenant_id}", make)
 
 
 __all__ = [

@@ -45,9 +45,8 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-import trio
-
-from agentgov.actors.runtime import Actor, ActorContext, ActorRef, ActorStopped, MailboxFull, Request
+from agentgov.actors.runtime import Actor, ActorContext, ActorRef, ActorStopped, Request
+from agentgov.actors.ticker import PeriodicTicker
 from agentgov.logs import fields
 from agentgov.policy import (
     AgentAttributes,
@@ -197,31 +196,27 @@ class PolicyActor(Actor[PolicyMessage]):
 
     def __init__(
         self,
-        services: Services,
         tenant_id: str,
+        repo: PolicyRepo,
         *,
         clock: Clock = utc_now,
         sync_interval: float = SYNC_INTERVAL,
     ) -> None:
-        self.services = services
         self.tenant_id = tenant_id
-        self.repo = PolicyRepo(services.db)
+        self.repo = repo
         self.clock = clock
         self.sync_interval = sync_interval
         self.generation = -1
         self.default_decision: DefaultDecision = "deny"
         self.compiled: CompiledPolicySet = compile_policy_set([])
         self._validated: dict[tuple[str, int], ValidatedDocument | None] = {}
-        self._view: PolicyView | None = None
+        self._ticker = PeriodicTicker(sync_interval, _Tick())
+        self._ctx: ActorContext | None = None
 
     async def on_start(self, ctx: ActorContext) -> None:
+        self._ctx = ctx
         self._install(await self.repo.snapshot(self.tenant_id))
-        ctx.nursery.start_soon(self._sync_loop)
-
-    async def on_stop(self) -> None:
-        views = self.services.policy_views
-        if self._view is not None and views.get(self.tenant_id) is self._view:
-            del views[self.tenant_id]
+        self._ticker.start(ctx)
 
     async def handle(self, message: PolicyMessage) -> Any:
         match message:
@@ -252,6 +247,7 @@ class PolicyActor(Actor[PolicyMessage]):
                         "policy set sync failed; keeping the compiled set",
                         extra=fields(tenant_id=self.tenant_id, error=str(exc)),
                     )
+                self._ticker.poke()
                 return None
         raise TypeError(f"unexpected message {message!r}")
 
@@ -301,8 +297,8 @@ class PolicyActor(Actor[PolicyMessage]):
         self.compiled = _compile(documents, default_allow=snapshot.default_decision == "allow")
         self.default_decision = snapshot.default_decision
         self.generation = snapshot.generation
-        self._view = PolicyView(self.compiled, self.clock)
-        self.services.policy_views[self.tenant_id] = self._view
+        if self._ctx is not None:
+            self._ctx.publish(PolicyView(self.compiled, self.clock))
         live = {(p.id, p.version) for p in snapshot.active}
         self._validated = {k: v for k, v in self._validated.items() if k in live}
         log.debug(
@@ -323,18 +319,6 @@ class PolicyActor(Actor[PolicyMessage]):
                 self._validated[key] = None
         return self._validated[key]
 
-    async def _sync_loop(self) -> None:
-        """Every `sync_interval`, queue a `_Tick` so the actor's own task re-checks the generation."""
-        ref = policy(self.services, self.tenant_id)
-        while True:
-            await trio.sleep(self.sync_interval)
-            try:
-                ref.tell(_Tick())
-            except MailboxFull:
-                continue  # busy: the next tick will do
-            except ActorStopped:
-                return
-
 
 def _compile(documents: list[ValidatedDocument], *, default_allow: bool) -> CompiledPolicySet:
     """Compile; a document whose `@id` clashes with an earlier one is left out (and logged)."""
@@ -354,7 +338,7 @@ def _compile(documents: list[ValidatedDocument], *, default_allow: bool) -> Comp
 
 def policy(services: Services, tenant_id: str) -> ActorRef[PolicyMessage]:
     """The tenant's policy actor (`policy:<tenant_id>`), spawned on first use."""
-    return services.actors.get_or_spawn(f"policy:{tenant_id}", lambda: PolicyActor(services, tenant_id))
+    return services.actors.get_or_spawn(f"policy:{tenant_id}", lambda: PolicyActor(tenant_id, PolicyRepo(services.db)))
 
 
 async def policy_view(services: Services, tenant_id: str) -> PolicyView:
@@ -362,10 +346,11 @@ async def policy_view(services: Services, tenant_id: str) -> PolicyView:
 
     Raises the runtime's `MailboxFull` / `ActorStopped`, and `DatabaseError` if the policies cannot be read.
     """
-    view = services.policy_views.get(tenant_id)
+    name = f"policy:{tenant_id}"
+    view = services.actors.view(name, PolicyView)
     if view is None:
         await policy(services, tenant_id).ask(Sync())
-        view = services.policy_views.get(tenant_id)
+        view = services.actors.view(name, PolicyView)
         if view is None:  # stopped again before this task resumed
-            raise ActorStopped(f"policy:{tenant_id}")
+            raise ActorStopped(name)
     return view

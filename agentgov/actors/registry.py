@@ -305,20 +305,13 @@ class RecentAgents:
         self._items.clear()
 
 
-def recent_agents(services: Services, tenant_id: str) -> RecentAgents:
-    """The tenant's `RecentAgents` view (created empty on first use)."""
-    view = services.recent_agents.get(tenant_id)
-    if view is None:
-        view = services.recent_agents[tenant_id] = RecentAgents()
-    return view
-
-
 async def lookup_agent(services: Services, tenant_id: str, agent_id: str) -> Agent:
     """The agent, from the published view when fresh, else asked of the registry actor.
 
     Raises `AgentNotFound`, and the runtime's `MailboxFull` / `ActorStopped`.
     """
-    agent = recent_agents(services, tenant_id).get(agent_id)
+    recent = services.actors.view(f"registry:{tenant_id}", RecentAgents)
+    agent = None if recent is None else recent.get(agent_id)
     if agent is None:
         agent = await registry(services, tenant_id).ask(GetAgent(agent_id))
     return agent
@@ -332,7 +325,6 @@ class RegistryActor(Actor[RegistryMessage]):
         tenant_id: str,
         repo: AgentRepo,
         embedder: Embedder | None = None,
-        recent: RecentAgents | None = None,
     ) -> None:
         self.tenant_id = tenant_id
         self.repo = repo
@@ -340,15 +332,13 @@ class RegistryActor(Actor[RegistryMessage]):
         self._index = VectorIndex()  # the tenant's embeddings, as of `_generation`
         self._generation: int | None = None  # the registry generation the cached vectors reflect
         self._pending: set[str] = set()
-        self._recent = recent or RecentAgents()  # published for lookups without a message, see _get
+        self._recent = RecentAgents()  # published for lookups without a message, see _get
         self._wakeup = trio.Event()
         self._embed_lock = trio.Lock()
 
     async def on_start(self, ctx: ActorContext) -> None:
+        ctx.publish(self._recent)
         ctx.nursery.start_soon(self._embed_in_background)
-
-    async def on_stop(self) -> None:
-        self._recent.clear()
 
     async def handle(self, message: RegistryMessage) -> Any:
         if isinstance(message, GetAgent | ListAgents | SearchAgents | GetAgentDetails):
@@ -622,7 +612,7 @@ def registry(services: Services, tenant_id: str) -> ActorRef[RegistryMessage]:
     """The tenant's registry actor (`registry:<tenant_id>`), spawned on first use."""
     return services.actors.get_or_spawn(
         f"registry:{tenant_id}",
-        lambda: RegistryActor(tenant_id, AgentRepo(services.db), recent=recent_agents(services, tenant_id)),
+        lambda: RegistryActor(tenant_id, AgentRepo(services.db)),
     )
 
 

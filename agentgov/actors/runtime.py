@@ -20,6 +20,11 @@ with a fresh instance and the same mailbox, unless it crashed more than `max_res
 `restart_window` seconds (measured with `trio.current_time()`), in which case it is stopped for good and
 pending asks get `ActorStopped`. `trio.Cancelled` is never treated as a crash.
 
+Published views: an actor may `ctx.publish(value)` an object that other tasks read without a message hop
+(`system.view(name, kind)`), e.g. a compiled policy set. Only the actor writes what it published; the runtime
+withdraws it when that incarnation ends (idle stop, crash, shutdown), so a reader never sees the view of an
+actor that is gone and falls back to asking (which starts the actor again).
+
 Stopping: `ActorSystem.stop()` closes every mailbox to new messages, lets each actor handle what is
 already queued within `drain_timeout`, runs `on_stop`, and answers whatever is still pending with
 `ActorStopped`. Actors spawned per tenant also stop by themselves after `idle_timeout` seconds without
@@ -96,6 +101,7 @@ class _Envelope:
 
 
 R = TypeVar("R")
+V = TypeVar("V")
 
 
 class Request(Generic[R]):
@@ -106,16 +112,24 @@ class Request(Generic[R]):
 
 
 class ActorContext:
-    """What a running actor may use: its name, the system, and a nursery for its own background tasks.
+    """What a running actor may use: its name, its own reference, the system, a nursery for its own
+    background tasks, and `publish` for a view that others read without a message.
 
     Tasks started in `nursery` live as long as this incarnation of the actor; an exception in one is a
     crash of the actor.
     """
 
-    def __init__(self, name: str, system: ActorSystem, nursery: trio.Nursery) -> None:
-        self.name = name
+    def __init__(self, cell: _Cell, system: ActorSystem, nursery: trio.Nursery) -> None:
+        self.name = cell.name
+        self.ref: ActorRef[Any] = ActorRef(cell)
         self.system = system
         self.nursery = nursery
+        self._cell = cell
+
+    def publish(self, value: object) -> None:
+        """Make `value` this actor's published view (replacing the previous one) until this incarnation
+        ends; readers get it from `system.view(name, kind)`."""
+        self._cell.view = value
 
 
 class Actor(Generic[M]):
@@ -217,6 +231,7 @@ class _Cell:
         self.crash_times: deque[float] = deque()
         self.closed = False
         self.done = trio.Event()
+        self.view: object | None = None  # what the running incarnation published; None once it ends
 
     def put(self, envelope: _Envelope) -> None:
         if self.closed:
@@ -315,22 +330,25 @@ class ActorSystem:
                     await system.stop()
                 nursery.cancel_scope.cancel()
 
-    def spawn(
-        self, name: str, factory: Callable[[], Actor[M]], *, capacity: int | None = None
-    ) -> ActorRef[M]:
+    def spawn(self, name: str, factory: Callable[[], Actor[M]], *, capacity: int | None = None) -> ActorRef[M]:
         """Start a long-lived actor. Raises `ValueError` if the name is taken, `ActorStopped` if stopping."""
         if name in self._cells:
             raise ValueError(f"an actor named {name!r} already exists")
         return ActorRef(self._start(name, factory, capacity, math.inf))
 
-    def get_or_spawn(
-        self, name: str, factory: Callable[[], Actor[M]], *, capacity: int | None = None
-    ) -> ActorRef[M]:
+    def get_or_spawn(self, name: str, factory: Callable[[], Actor[M]], *, capacity: int | None = None) -> ActorRef[M]:
         """The actor `name`, started on first use; it stops itself after `idle_timeout` without messages."""
         cell = self._cells.get(name)
         if cell is None or cell.closed:
             cell = self._start(name, factory, capacity, self.idle_timeout)
         return ActorRef(cell)
+
+    def view(self, name: str, kind: type[V]) -> V | None:
+        """What the live actor `name` published (an instance of `kind`), or None: not running, not published
+        yet, or its last incarnation ended. Never waits and never starts the actor."""
+        cell = self._cells.get(name)
+        value = None if cell is None else cell.view
+        return value if isinstance(value, kind) else None
 
     def stats(self) -> list[dict[str, Any]]:
         """A snapshot of every live actor's mailbox and counters."""
@@ -353,9 +371,7 @@ class ActorSystem:
         for cell in cells:
             cell.answer_pending()
 
-    def _start(
-        self, name: str, factory: Callable[[], Actor[Any]], capacity: int | None, idle: float
-    ) -> _Cell:
+    def _start(self, name: str, factory: Callable[[], Actor[Any]], capacity: int | None, idle: float) -> _Cell:
         if self._stopping:
             raise ActorStopped(name)
         cell = _Cell(name, factory, capacity or self.mailbox_capacity, idle)
@@ -401,11 +417,12 @@ class ActorSystem:
         actor = cell.factory()
         try:
             async with trio.open_nursery() as nursery:
-                await actor.on_start(ActorContext(cell.name, self, nursery))
+                await actor.on_start(ActorContext(cell, self, nursery))
                 cell.stats.state = "running"
                 await self._serve(cell, actor)
                 nursery.cancel_scope.cancel()
         finally:
+            cell.view = None
             with trio.move_on_after(self.drain_timeout, shield=True):
                 await actor.on_stop()
 
@@ -435,9 +452,7 @@ class ActorSystem:
         try:
             outcomes = await actor.handle_batch([e.message for e in batch])
             if len(outcomes) != len(batch):
-                raise RuntimeError(
-                    f"handle_batch returned {len(outcomes)} outcomes for {len(batch)} messages"
-                )
+                raise RuntimeError(f"handle_batch returned {len(outcomes)} outcomes for {len(batch)} messages")
         except trio.Cancelled:
             for envelope in batch:
                 _reply(envelope, Error(ActorStopped(cell.name)))

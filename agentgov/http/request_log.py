@@ -25,8 +25,6 @@ def start_request(incoming: str | None) -> str:
     return request_id
 
 
-
-
 def log_request(request_id: str, method: str, path: str, status: int, started: float) -> None:
     """Write the request's log line (INFO) with its duration since `started` (`time.perf_counter()`)."""
     if log.isEnabledFor(logging.INFO):

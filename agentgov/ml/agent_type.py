@@ -227,9 +227,7 @@ def _expand_templates(data: Mapping[str, Any]) -> list[AgentExample]:
             if rng.random() < cross_rate:
                 caps.append(filler.fill(rng.choice(pools_by_label[rng.choice(others)])))
             caps = list(dict.fromkeys(_style_capabilities(caps, rng)))
-            out.append(
-                AgentExample(name, description, tuple(caps), cast(AgentType, label), group=f"tpl:{tpl['id']}")
-            )
+            out.append(AgentExample(name, description, tuple(caps), cast(AgentType, label), group=f"tpl:{tpl['id']}"))
     return out
 
 
@@ -540,16 +538,11 @@ def evaluate_held_out(
         train_idx, test_idx = next(shuffle.split(idx, y))
     model = train_type_classifier([exs[i] for i in train_idx], c=c, seed=seed)
     preds = [
-        lbl
-        for lbl, _ in model.predict_many(
-            (exs[i].name, exs[i].description, exs[i].capabilities) for i in test_idx
-        )
+        lbl for lbl, _ in model.predict_many((exs[i].name, exs[i].description, exs[i].capabilities) for i in test_idx)
     ]
     truth = [exs[i].label for i in test_idx]
     labels = tuple(AGENT_TYPES)
-    precision, recall, f1, support = precision_recall_fscore_support(
-        truth, preds, labels=list(labels), zero_division=0
-    )
+    precision, recall, f1, support = precision_recall_fscore_support(truth, preds, labels=list(labels), zero_division=0)
     values, counts = np.unique(y[train_idx], return_counts=True)
     majority = values[int(np.argmax(counts))]
     return HeldOutReport(

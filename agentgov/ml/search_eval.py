@@ -137,9 +137,7 @@ def evaluate(embedder: Embedder, eval_set: EvalSet, ks: Sequence[int] = (1, 3, 5
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print recall@k for the MiniLM model and the TF-IDF baseline on an evaluation set."""
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("path", type=Path, help="evaluation set (JSON)")
     parser.add_argument("--misses", action="store_true", help="list the queries not right at rank 1")
     args = parser.parse_args(argv)

@@ -65,8 +65,7 @@ def parse_annotations(raw: Mapping[str, str], effect: Effect) -> tuple[PolicyAnn
     policy_id = raw.get("id")
     if policy_id is not None and not _ID_RE.fullmatch(policy_id):
         problems.append(
-            f"@id must be 1..128 characters from A-Z a-z 0-9 . _ : - starting with a letter or digit, "
-            f"got {policy_id!r}"
+            f"@id must be 1..128 characters from A-Z a-z 0-9 . _ : - starting with a letter or digit, got {policy_id!r}"
         )
         policy_id = None
 
@@ -87,8 +86,7 @@ def parse_annotations(raw: Mapping[str, str], effect: Effect) -> tuple[PolicyAnn
             problems.append(f'@requires_approval must be "true" or "false", got {approval_raw!r}')
         elif approval_raw == "true" and effect == "forbid":
             problems.append(
-                '@requires_approval("true") is only allowed on permit policies; '
-                "a forbid is always a hard deny"
+                '@requires_approval("true") is only allowed on permit policies; a forbid is always a hard deny'
             )
         else:
             requires_approval = approval_raw == "true"

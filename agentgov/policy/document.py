@@ -102,9 +102,7 @@ _POLICY_PREFIX = re.compile(r"^for policy `[^`]*`, ")
 _FOR_ACTION = re.compile(r' for Action::"(?:[^"\\]|\\.)*"')
 
 
-_OPTIONAL_ATTR = re.compile(
-    r"optional attribute `(?P<attr>[^`]+)` (?P<where>in context|on entity type `Agent`)"
-)
+_OPTIONAL_ATTR = re.compile(r"optional attribute `(?P<attr>[^`]+)` (?P<where>in context|on entity type `Agent`)")
 _UNDECLARED_CONTEXT = re.compile(r"^attribute `(?P<attr>[^`]+)` in context not found$")
 
 

@@ -210,8 +210,7 @@ def compile_policy_set(
                         [
                             Problem(
                                 "annotation",
-                                f"@id {p.policy_id!r} is already used in policy document "
-                                f"'{owners[p.policy_id]}'",
+                                f"@id {p.policy_id!r} is already used in policy document '{owners[p.policy_id]}'",
                                 p.position,
                                 p.policy_id,
                             )

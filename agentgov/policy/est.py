@@ -24,9 +24,7 @@ def _walk(node: Any) -> Iterator[dict[str, Any]]:
 
 def action_literals(est: Any) -> set[str]:
     """Ids of every ``Action::"..."`` entity literal in ``est`` (scope and conditions)."""
-    return {
-        node["id"] for node in _walk(est) if node.get("type") == "Action" and isinstance(node.get("id"), str)
-    }
+    return {node["id"] for node in _walk(est) if node.get("type") == "Action" and isinstance(node.get("id"), str)}
 
 
 def context_attributes(est: Any) -> set[str]:
@@ -36,10 +34,6 @@ def context_attributes(est: Any) -> set[str]:
     for node in _walk(est):
         for op in (".", "has"):
             access = node.get(op)
-            if (
-                isinstance(access, dict)
-                and access.get("left") == _CONTEXT_VAR
-                and isinstance(access.get("attr"), str)
-            ):
+            if isinstance(access, dict) and access.get("left") == _CONTEXT_VAR and isinstance(access.get("attr"), str):
                 found.add(access["attr"])
     return found

@@ -125,9 +125,7 @@ def assess_risk(
         base = RiskFactor("agent_risk", float(agent_risk), f"agent risk score {agent_risk:.2f}")
     factors = [base] if base.weight > 0 else []
     if severity is not None:
-        factors.append(
-            RiskFactor(f"severity_{severity}", SEVERITY_WEIGHTS[severity], f"policy severity {severity}")
-        )
+        factors.append(RiskFactor(f"severity_{severity}", SEVERITY_WEIGHTS[severity], f"policy severity {severity}"))
     if not allowed and not default_applied:
         factors.append(RiskFactor("denied_by_policy", 0.20, "a forbid policy denied the action"))
     elif default_applied:
@@ -136,9 +134,7 @@ def assess_risk(
     if required_approval:
         factors.append(RiskFactor("approval_required", 0.15, "a permit policy requires human approval"))
     if policy_errors:
-        factors.append(
-            RiskFactor("policy_errors", 0.20, f"{policy_errors} policy(ies) failed during evaluation")
-        )
+        factors.append(RiskFactor("policy_errors", 0.20, f"{policy_errors} policy(ies) failed during evaluation"))
     factors.extend(_context_factors(context))
 
     remaining = 1.0

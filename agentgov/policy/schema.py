@@ -90,14 +90,10 @@ class ContextAttribute:
 CONTEXT_ATTRIBUTES: tuple[ContextAttribute, ...] = (
     ContextAttribute("action", "String", 'the requested action name, e.g. "sql.query"', server=True),
     ContextAttribute("hour", "Long", "hour of day 0..23 of the evaluation time (tenant clock)", server=True),
-    ContextAttribute(
-        "weekday", "Long", "ISO weekday of the evaluation time: 1 = Monday .. 7 = Sunday", server=True
-    ),
+    ContextAttribute("weekday", "Long", "ISO weekday of the evaluation time: 1 = Monday .. 7 = Sunday", server=True),
     ContextAttribute("consent", "Bool", "the data subject consented to this use of their data"),
     ContextAttribute("pii", "Bool", "the action touches personally identifiable information"),
-    ContextAttribute(
-        "amount", "Long", "monetary amount as an integer (e.g. in cents); fractions are rejected"
-    ),
+    ContextAttribute("amount", "Long", "monetary amount as an integer (e.g. in cents); fractions are rejected"),
     ContextAttribute("currency", "String", "ISO 4217 currency code of amount"),
     ContextAttribute("record_count", "Long", "number of records read, exported or changed"),
     ContextAttribute("command", "String", "shell command line of a shell action"),

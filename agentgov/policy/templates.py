@@ -103,9 +103,7 @@ class TemplateParameter:
         return tuple(value)
 
     def _check_range(self, value: int, fail: Callable[[str], TemplateParameterError]) -> None:
-        if (self.minimum is not None and value < self.minimum) or (
-            self.maximum is not None and value > self.maximum
-        ):
+        if (self.minimum is not None and value < self.minimum) or (self.maximum is not None and value > self.maximum):
             if self.minimum is not None and self.maximum is not None:
                 raise fail(f"within {self.minimum}..{self.maximum}")
             raise fail(f"at least {self.minimum}" if self.minimum is not None else f"at most {self.maximum}")
@@ -171,8 +169,7 @@ class PolicyTemplate:
         unknown = sorted(set(params) - known)
         if unknown:
             raise TemplateParameterError(
-                f"template '{self.id}': unknown parameter(s) {', '.join(unknown)}; "
-                f"known: {', '.join(sorted(known))}"
+                f"template '{self.id}': unknown parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
             )
         return {p.name: p.check(self.id, params.get(p.name, p.default)) for p in self.parameters}
 
@@ -215,9 +212,7 @@ def _actions(patterns: tuple[str, ...]) -> str:
 
 def _common(template_id: str, severity: str) -> tuple[TemplateParameter, ...]:
     return (
-        TemplateParameter(
-            "policy_id", "policy_id", template_id, "@id of the rendered policy (unique per tenant)"
-        ),
+        TemplateParameter("policy_id", "policy_id", template_id, "@id of the rendered policy (unique per tenant)"),
         TemplateParameter("severity", "severity", severity, "@severity reported when the policy decides"),
     )
 
@@ -262,10 +257,7 @@ def _render_destructive_sql(p: Mapping[str, Any]) -> str:
     )
     condition = f"{like_any('context.action', p['destructive_actions'])} ||\n  ({by_query})"
     return (
-        _header(p, "Destructive SQL is blocked")
-        + "\nforbid (principal, action, resource)\n"
-        + _when(condition)
-        + ";\n"
+        _header(p, "Destructive SQL is blocked") + "\nforbid (principal, action, resource)\n" + _when(condition) + ";\n"
     )
 
 
@@ -333,8 +325,7 @@ def _render_business_hours(p: Mapping[str, Any]) -> str:
             f"template 'business-hours-only': start_hour ({start}) must be before end_hour ({end})"
         )
     outside = (
-        f"(context.hour < {start} || context.hour >= {end} || "
-        f"!{long_set(p['weekdays'])}.contains(context.weekday))"
+        f"(context.hour < {start} || context.hour >= {end} || !{long_set(p['weekdays'])}.contains(context.weekday))"
     )
     return (
         _header(p, f"Only allowed on business days between {start}:00 and {end}:00")
@@ -602,8 +593,7 @@ TEMPLATES: tuple[PolicyTemplate, ...] = (
     PolicyTemplate(
         id="capability-required",
         name="Restrict actions by capability",
-        description="Forbids actions matching `action_patterns` to agents lacking `capability` in their "
-        "capabilities.",
+        description="Forbids actions matching `action_patterns` to agents lacking `capability` in their capabilities.",
         parameters=(
             *_common("capability-required", "medium"),
             _patterns(("payments.*",)),
@@ -643,12 +633,8 @@ TEMPLATES: tuple[PolicyTemplate, ...] = (
         parameters=(
             *_common("business-hours-only", "medium"),
             _patterns(("*",)),
-            TemplateParameter(
-                "start_hour", "integer", 9, "first allowed hour (inclusive)", minimum=0, maximum=23
-            ),
-            TemplateParameter(
-                "end_hour", "integer", 17, "end of business (exclusive)", minimum=1, maximum=24
-            ),
+            TemplateParameter("start_hour", "integer", 9, "first allowed hour (inclusive)", minimum=0, maximum=23),
+            TemplateParameter("end_hour", "integer", 17, "end of business (exclusive)", minimum=1, maximum=24),
             TemplateParameter(
                 "weekdays",
                 "integer_list",
@@ -732,9 +718,7 @@ TEMPLATES: tuple[PolicyTemplate, ...] = (
         '"external", and any http(s) resource unless the client marks it context.network_zone == "internal".',
         parameters=(
             *_common("no-external-network-for-tools", "high"),
-            TemplateParameter(
-                "agent_types", "string_list", ("tool",), "agent types to restrict", choices=AGENT_TYPES
-            ),
+            TemplateParameter("agent_types", "string_list", ("tool",), "agent types to restrict", choices=AGENT_TYPES),
             TemplateParameter(
                 "url_kinds",
                 "string_list",

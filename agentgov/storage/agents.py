@@ -180,7 +180,6 @@ def _get(conn: Connection, tenant_id: str, agent_id: str) -> Agent | None:
     return None if row is None else Agent.from_row(row)
 
 
-
 class AgentRepo:
     """Persistence of agents and their embeddings. Every call is one transaction, filtered by tenant.
 

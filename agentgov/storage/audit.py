@@ -144,8 +144,19 @@ class PendingEntry:
     dedup_key: str | None
 
 
-_TEXT_FIELDS = ("id", "kind", "agent_id", "actor", "action", "resource", "input", "output", "reasoning",
-                "decision", "dedup_key")
+_TEXT_FIELDS = (
+    "id",
+    "kind",
+    "agent_id",
+    "actor",
+    "action",
+    "resource",
+    "input",
+    "output",
+    "reasoning",
+    "decision",
+    "dedup_key",
+)
 
 
 def unstorable_field(entry: PendingEntry) -> tuple[str, str] | None:

@@ -79,9 +79,7 @@ async def apply_migrations(db: Database, migrations: tuple[Migration, ...] | Non
 
 async def schema_version(db: Database) -> int:
     """The highest applied migration version (0 if none)."""
-    return int(
-        await db.read(lambda conn: conn.scalar("SELECT COALESCE(MAX(version), 0) FROM schema_migrations"))
-    )
+    return int(await db.read(lambda conn: conn.scalar("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")))
 
 
 def all_migrations() -> tuple[Migration, ...]:

@@ -18,9 +18,7 @@ class Tenant:
 
     @classmethod
     def from_row(cls, row: Row) -> Tenant:
-        return cls(
-            id=row["id"], name=row["name"], created_at=row["created_at"], settings=json.loads(row["settings"])
-        )
+        return cls(id=row["id"], name=row["name"], created_at=row["created_at"], settings=json.loads(row["settings"]))
 
 
 @dataclasses.dataclass(frozen=True)

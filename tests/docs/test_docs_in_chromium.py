@@ -51,8 +51,10 @@ def rendered_operations(url: str) -> dict[str, object]:
         driver.get(url)
         wait = WebDriverWait(driver, RENDER_TIMEOUT)
         wait.until(
-            lambda d: d.find_elements(By.CSS_SELECTOR, ".opblock")
-            or d.find_elements(By.CSS_SELECTOR, ".errors-wrapper, .version-pragma, .loading-container .errors")
+            lambda d: (
+                d.find_elements(By.CSS_SELECTOR, ".opblock")
+                or d.find_elements(By.CSS_SELECTOR, ".errors-wrapper, .version-pragma, .loading-container .errors")
+            )
         )
         paths = [e.get_attribute("data-path") for e in driver.find_elements(By.CSS_SELECTOR, ".opblock-summary-path")]
         return {

@@ -50,8 +50,7 @@ def test_training_set_is_not_trivially_keyword_separable() -> None:
     non_llm_mentioning_llm = [
         ex
         for ex in examples
-        if ex.label != "llm"
-        and any(w in f"{ex.description} {' '.join(ex.capabilities)}".lower() for w in llm_words)
+        if ex.label != "llm" and any(w in f"{ex.description} {' '.join(ex.capabilities)}".lower() for w in llm_words)
     ]
     assert len({ex.label for ex in non_llm_mentioning_llm}) == 3
     assert len(non_llm_mentioning_llm) >= 30

@@ -114,9 +114,7 @@ def test_dismissed_fingerprints_stay_dismissed_without_hiding_other_agents() -> 
     assert max(per_agent.values()) <= 4  # one per sensor view, not one per event
     for agent in range(20):
         dismissed = {
-            fingerprint(e)
-            for e, t in zip(stream.events[:half], stream.labels[:half], strict=True)
-            if t == agent
+            fingerprint(e) for e, t in zip(stream.events[:half], stream.labels[:half], strict=True) if t == agent
         }
         for event, label in zip(stream.events[half:], stream.labels[half:], strict=True):
             if label != agent:
@@ -127,9 +125,7 @@ def test_dismissed_fingerprints_stay_dismissed_without_hiding_other_agents() -> 
     hits = total = 0
     for agent in range(20):
         dismissed = {
-            fingerprint(e)
-            for e, t in zip(noisy.events[:half], noisy.labels[:half], strict=True)
-            if t == agent
+            fingerprint(e) for e, t in zip(noisy.events[:half], noisy.labels[:half], strict=True) if t == agent
         }
         later = [
             fingerprint(e) in dismissed
@@ -230,9 +226,7 @@ def test_different_agents_do_not_collapse() -> None:
         stream = synthetic_event_stream(seed=seed, noise=0.3)
         labels = cluster_events(stream.events)
         majority = {
-            agent: Counter(p for p, t in zip(labels, stream.labels, strict=True) if t == agent).most_common(
-                1
-            )[0][0]
+            agent: Counter(p for p, t in zip(labels, stream.labels, strict=True) if t == agent).most_common(1)[0][0]
             for agent in range(20)
         }
         collapsed += 20 - len(set(majority.values()))
@@ -353,9 +347,7 @@ def _split_candidates(noise: float, seed: int) -> list[Candidate]:
         events = [e for e, t in zip(stream.events, stream.labels, strict=True) if t == agent]
         third = len(events) // 3
         candidates.append(Candidate(id=f"{agent}-a", events=events[:third]))
-        candidates.append(
-            Candidate(id=f"{agent}-b", feature_texts=[event_feature_text(e) for e in events[third:]])
-        )
+        candidates.append(Candidate(id=f"{agent}-b", feature_texts=[event_feature_text(e) for e in events[third:]]))
     return candidates
 
 
@@ -364,9 +356,7 @@ def test_merge_candidates_reunites_split_agents() -> None:
     for seed in range(3):
         groups = merge_candidates(_split_candidates(0.3, seed))
         group_of = {cid: i for i, group in enumerate(groups) for cid in group}
-        reunited = sum(
-            1 for a in range(20) if f"{a}-a" in group_of and group_of[f"{a}-a"] == group_of.get(f"{a}-b")
-        )
+        reunited = sum(1 for a in range(20) if f"{a}-a" in group_of and group_of[f"{a}-a"] == group_of.get(f"{a}-b"))
         assert reunited >= 19, (seed, groups)
         wrong += sum(1 for g in groups if len({cid.split("-")[0] for cid in g}) > 1)
     assert wrong <= 2
@@ -392,9 +382,7 @@ def test_merge_candidates_contract() -> None:
         {"id": "c2", "feature_text": event_feature_text(replace(edr, process="python a.py [77]"))},
         Candidate(id="c3", events=[other]),
         Candidate(id="empty"),
-        Candidate(
-            id="c4", feature_texts=[event_feature_text(replace(other, client_address="10.2.2.2:5000"))]
-        ),
+        Candidate(id="c4", feature_texts=[event_feature_text(replace(other, client_address="10.2.2.2:5000"))]),
     ]
     assert merge_candidates(candidates) == [["c1", "c2"], ["c3", "c4"]]
     assert merge_candidates(candidates[:1]) == []

@@ -12,6 +12,7 @@ import trio.testing
 
 from agentgov.actors.policy import SYNC_INTERVAL, Compiled, PolicyActor, Sync, policy
 from agentgov.http.app import create_app
+from agentgov.storage.policies import PolicyRepo
 from tests.policies.helpers import API, FORBID_DROP, PERMIT_ACTIVE, check, create_policy, key, register_agent
 from tests.support.app import ADMIN_KEY, running_services, settings_for
 
@@ -37,7 +38,7 @@ async def test_another_process_write_is_picked_up(database_url: str, mock_clock)
         spawned: list[PolicyActor] = []
 
         def factory() -> PolicyActor:
-            spawned.append(PolicyActor(svc_b, tid))
+            spawned.append(PolicyActor(tid, PolicyRepo(svc_b.db)))
             return spawned[-1]
 
         svc_b.actors.get_or_spawn(f"policy:{tid}", factory)

@@ -14,6 +14,7 @@ from agentgov.actors.policy import PolicyActor
 from agentgov.actors.registry import SetRiskScore, registry
 from agentgov.policy import TEMPLATES, PolicyTemplate
 from agentgov.policy.templates import TemplateExample
+from agentgov.storage.policies import PolicyRepo
 from tests.policies.helpers import API, create_policy, key, register_agent
 from tests.support.app import ADMIN_KEY
 
@@ -34,7 +35,9 @@ async def test_template_example_through_the_api(
     )
     tenant = await response.get_json()
     api_key = tenant["api_key"]
-    svc.actors.get_or_spawn(f"policy:{tenant['id']}", lambda: PolicyActor(svc, tenant["id"], clock=lambda: example.now))
+    svc.actors.get_or_spawn(
+        f"policy:{tenant['id']}", lambda: PolicyActor(tenant["id"], PolicyRepo(svc.db), clock=lambda: example.now)
+    )
 
     served = await (await client.get(f"{API}/policies/templates?limit=200", headers=key(api_key))).get_json()
     (listed,) = [t for t in served["items"] if t["id"] == template.id]

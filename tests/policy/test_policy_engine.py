@@ -101,9 +101,7 @@ def test_required_approval_from_a_determining_permit() -> None:
 
 
 def test_one_approval_permit_among_several_is_enough() -> None:
-    ps = policy_set(
-        PERMIT_ALL, '@id("needs-human") @requires_approval("true") permit (principal, action, resource);'
-    )
+    ps = policy_set(PERMIT_ALL, '@id("needs-human") @requires_approval("true") permit (principal, action, resource);')
     decision = ps.evaluate(agent(), "x", "r")
     assert decision.allowed and decision.required_approval
     assert set(decision.determining_policies) == {"permit-all", "needs-human"}
@@ -138,8 +136,7 @@ def test_severity_is_the_highest_among_determining_policies() -> None:
 
 def test_reason_names_every_determining_policy_with_its_reason() -> None:
     ps = policy_set(
-        '@id("a") @reason("reason A") forbid (principal, action, resource);\n'
-        "forbid (principal, action, resource);"
+        '@id("a") @reason("reason A") forbid (principal, action, resource);\nforbid (principal, action, resource);'
     )
     decision = ps.evaluate(agent(), "x", "r")
     assert decision.reason.startswith("Denied by forbid policies ")
@@ -150,8 +147,7 @@ def test_reason_names_every_determining_policy_with_its_reason() -> None:
 
 def test_has_guarded_context_consent_pattern() -> None:
     ps = policy_set(
-        '@id("consent") permit (principal, action, resource)\n'
-        "when { context has consent && context.consent == true };"
+        '@id("consent") permit (principal, action, resource)\nwhen { context has consent && context.consent == true };'
     )
     assert ps.evaluate(agent(), "crm.export", "r", {"consent": True}).allowed
     assert not ps.evaluate(agent(), "crm.export", "r", {"consent": False}).allowed
@@ -181,10 +177,7 @@ def test_risk_score_is_in_basis_points_and_optional() -> None:
     assert not ps.evaluate(agent(risk_score=0.8), "x", "r").allowed
     assert ps.evaluate(agent(risk_score=0.7999), "x", "r").allowed
     assert ps.evaluate(agent(risk_score=None), "x", "r").allowed
-    assert (
-        AgentAttributes(id="a", name="", type="tool", status="active", risk_score=0.73).risk_basis_points
-        == 7300
-    )
+    assert AgentAttributes(id="a", name="", type="tool", status="active", risk_score=0.73).risk_basis_points == 7300
 
 
 def test_agent_and_resource_attributes_are_visible() -> None:
@@ -215,9 +208,7 @@ def test_hour_and_weekday_come_from_now_not_from_the_client() -> None:
 
 
 def test_client_cannot_spoof_the_action_through_context() -> None:
-    ps = policy_set(
-        '@id("no-shell") forbid (principal, action, resource) when { context.action like "shell.*" };'
-    )
+    ps = policy_set('@id("no-shell") forbid (principal, action, resource) when { context.action like "shell.*" };')
     decision = ps.evaluate(agent(), "shell.exec", "host:a", {"action": "chat.reply"})
     assert decision.determining_policies == ("no-shell",)
 
@@ -243,8 +234,7 @@ def test_mistyped_declared_context_is_rejected(context: dict[str, Any], fragment
 
 def test_undeclared_context_keys_are_ignored_and_integral_floats_accepted() -> None:
     ps = policy_set(
-        '@id("cap") forbid (principal, action, resource)\n'
-        "when { context has amount && context.amount > 100 };",
+        '@id("cap") forbid (principal, action, resource)\nwhen { context has amount && context.amount > 100 };',
         default_allow=True,
     )
     free_form = {

@@ -25,9 +25,7 @@ HEAVY_CONTEXT: dict[str, Any] = {
 def test_score_is_always_within_bounds_and_matches_its_level(
     agent_risk: float | None, severity: str | None, context: dict[str, Any]
 ) -> None:
-    for allowed, approval, default, errors in itertools.product(
-        [True, False], [True, False], [True, False], [0, 3]
-    ):
+    for allowed, approval, default, errors in itertools.product([True, False], [True, False], [True, False], [0, 3]):
         risk = assess_risk(
             agent_risk=agent_risk,
             allowed=allowed,
@@ -65,12 +63,7 @@ def test_no_factor_means_the_agent_risk() -> None:
 def test_every_signal_raises_the_score() -> None:
     base = _plain()
     assert _plain(severity="low") > base
-    assert (
-        _plain(severity="critical")
-        > _plain(severity="high")
-        > _plain(severity="medium")
-        > _plain(severity="low")
-    )
+    assert _plain(severity="critical") > _plain(severity="high") > _plain(severity="medium") > _plain(severity="low")
     assert _plain(allowed=False) > base
     assert _plain(required_approval=True) > base
     assert _plain(context={"pii": True}) > base

@@ -47,18 +47,12 @@ def test_rendered_template_validates_against_the_schema(template: PolicyTemplate
     assert all(p.reason and p.severity for p in validated.policies)
 
 
-@pytest.mark.parametrize(
-    ("template", "example"), EXAMPLES, ids=lambda x: getattr(x, "id", None) or x.description
-)
-def test_template_example_yields_the_documented_decision(
-    template: PolicyTemplate, example: TemplateExample
-) -> None:
+@pytest.mark.parametrize(("template", "example"), EXAMPLES, ids=lambda x: getattr(x, "id", None) or x.description)
+def test_template_example_yields_the_documented_decision(template: PolicyTemplate, example: TemplateExample) -> None:
     policy_set = compile_policy_set(
         [PolicyDocument(template.id, template.render())], default_allow=example.default_allow
     )
-    decision = policy_set.evaluate(
-        example.agent, example.action, example.resource, example.context, now=example.now
-    )
+    decision = policy_set.evaluate(example.agent, example.action, example.resource, example.context, now=example.now)
     assert (decision.allowed, decision.required_approval, decision.severity) == (
         example.allowed,
         example.required_approval,
@@ -82,9 +76,7 @@ def test_parameters_change_the_rendered_policy() -> None:
     ps = compile_policy_set([PolicyDocument("p", template.render({"threshold": 50, "policy_id": "pay"}))])
     agent = TEMPLATES[0].examples[0].agent
     decision = ps.evaluate(agent, "payments.transfer", "account:1", {"amount": 60})
-    assert (
-        decision.allowed and decision.required_approval and decision.determining_policies == ("pay.approval",)
-    )
+    assert decision.allowed and decision.required_approval and decision.determining_policies == ("pay.approval",)
     # without an amount, approval is required too
     assert ps.evaluate(agent, "payments.transfer", "account:1", {}).required_approval
 

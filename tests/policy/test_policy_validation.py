@@ -78,9 +78,7 @@ def test_unknown_entity_type_is_a_type_error() -> None:
 
 def test_undeclared_context_attribute_is_rejected_even_behind_has() -> None:
     # Cedar's validator alone accepts this (the closed context record makes it always false).
-    err = _problems(
-        'permit (principal, action, resource) when { context has tenant && context.tenant == "x" };'
-    )
+    err = _problems('permit (principal, action, resource) when { context has tenant && context.tenant == "x" };')
     (problem,) = err.problems
     assert "context attribute `tenant` is not declared" in problem.message
     assert "consent" in problem.message  # lists the declared vocabulary
@@ -137,8 +135,7 @@ def test_arbitrary_action_literals_type_check() -> None:
 )
 def test_bad_annotation_values(annotations: str, fragment: str) -> None:
     err = _problems(
-        '@id("first") permit (principal, action, resource);\n'
-        f"{annotations} permit (principal, action, resource);"
+        f'@id("first") permit (principal, action, resource);\n{annotations} permit (principal, action, resource);'
     )
     (problem,) = err.problems
     assert problem.kind == "annotation" and problem.position == 2
@@ -149,21 +146,15 @@ def test_bad_annotation_values(annotations: str, fragment: str) -> None:
 def test_requires_approval_true_on_forbid_is_rejected() -> None:
     err = _problems('@id("f") @requires_approval("true") forbid (principal, action, resource);')
     assert "only allowed on permit policies" in str(err)
-    validate_document(
-        PolicyDocument("ok", '@requires_approval("false") forbid (principal, action, resource);')
-    )
+    validate_document(PolicyDocument("ok", '@requires_approval("false") forbid (principal, action, resource);'))
 
 
 def test_other_annotations_are_allowed() -> None:
-    validate_document(
-        PolicyDocument("ok", '@owner("secops") @description("x") permit (principal, action, resource);')
-    )
+    validate_document(PolicyDocument("ok", '@owner("secops") @description("x") permit (principal, action, resource);'))
 
 
 def test_duplicate_id_within_document() -> None:
-    err = _problems(
-        '@id("a") permit (principal, action, resource);\n@id("a") forbid (principal, action, resource);'
-    )
+    err = _problems('@id("a") permit (principal, action, resource);\n@id("a") forbid (principal, action, resource);')
     (problem,) = err.problems
     assert problem.position == 2 and "already used by policy #1" in problem.message
 

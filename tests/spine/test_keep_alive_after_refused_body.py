@@ -30,4 +30,3 @@ async def test_the_next_request_after_a_413_is_answered(database_url) -> None:
         with trio.fail_after(10):  # before the fix, the connection never answered again
             after = await client.get("/api/v1/health")
         assert after.status_code == 200
-

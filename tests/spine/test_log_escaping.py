@@ -69,7 +69,6 @@ def test_a_traceback_keeps_its_lines_and_escapes_the_rest() -> None:
     except ValueError:
         record = logging.LogRecord("agentgov.x", logging.ERROR, __file__, 1, "failed", None, None)
 
-
         record.exc_info = sys.exc_info()
     line = KeyValueFormatter().format(record)
     assert "Traceback" in line and "\n" in line

@@ -69,8 +69,7 @@ async def test_write_commits_and_read_sees_it(db: Database) -> None:
 async def test_failed_write_rolls_back(db: Database) -> None:
     def insert_then_fail(conn: Connection) -> None:
         conn.execute(
-            "INSERT INTO tenants (id, name, name_key, settings, created_at)"
-            " VALUES ('t2', 'Two', 'two', '{}', 't')"
+            "INSERT INTO tenants (id, name, name_key, settings, created_at) VALUES ('t2', 'Two', 'two', '{}', 't')"
         )
         raise RuntimeError("abort")
 
@@ -142,15 +141,11 @@ async def test_identity_repo_tenants_keys_and_users(db: Database) -> None:
     assert stored is not None and stored.tenant_id == tenant.id and stored.revoked_at is None
 
     with pytest.raises(Conflict, match="already exists"):
-        await repo.create_tenant(
-            "ACME", NewApiKey(id="j" * 16, secret_hash="h", kind="tenant", name="t", role="Admin")
-        )
+        await repo.create_tenant("ACME", NewApiKey(id="j" * 16, secret_hash="h", kind="tenant", name="t", role="Admin"))
     assert await repo.get_api_key("j" * 16) is None  # the failed creation left nothing behind
 
     with pytest.raises(Conflict, match="email"):
-        await repo.create_user(
-            tenant.id, NewUser(email="admin@example.COM", role="Developer", password_hash=None)
-        )
+        await repo.create_user(tenant.id, NewUser(email="admin@example.COM", role="Developer", password_hash=None))
     other, _ = await repo.create_tenant(
         "Other", NewApiKey(id="o" * 16, secret_hash="h", kind="tenant", name="t", role="Admin")
     )

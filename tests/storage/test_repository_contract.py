@@ -16,8 +16,6 @@ NOW = "2026-01-01T00:00:00.000000Z"
 LATER = "2026-01-02T00:00:00.000000Z"
 
 
-
-
 async def tenants(db: Database) -> tuple[str, str]:
     repo = IdentityRepo(db)
     ids = []

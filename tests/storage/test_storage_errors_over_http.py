@@ -20,9 +20,7 @@ async def test_a_broken_statement_is_a_500_on_every_backend(app, client, tenant,
         conn.execute("DROP TABLE policy_versions")
 
     await svc.db.write(drop)
-    response = await client.get(
-        f"/api/v1/policies/{uuid.uuid4()}/versions", headers={"X-API-Key": tenant["api_key"]}
-    )
+    response = await client.get(f"/api/v1/policies/{uuid.uuid4()}/versions", headers={"X-API-Key": tenant["api_key"]})
     assert response.status_code == 500
     body = await response.get_json()
     assert "quote request id" in body["detail"]
@@ -33,9 +31,7 @@ async def test_a_broken_statement_is_a_500_on_every_backend(app, client, tenant,
 async def test_a_closed_database_is_a_503_on_every_backend(app, client, tenant) -> None:
     svc = app.extensions["agentgov"]
     await svc.db.close()
-    response = await client.get(
-        f"/api/v1/policies/{uuid.uuid4()}/versions", headers={"X-API-Key": tenant["api_key"]}
-    )
+    response = await client.get(f"/api/v1/policies/{uuid.uuid4()}/versions", headers={"X-API-Key": tenant["api_key"]})
     assert response.status_code == 503
     assert response.headers["Retry-After"] == "5"
     assert "not reachable" in (await response.get_json())["detail"]

@@ -254,9 +254,7 @@ def synthetic_event_stream(
             source = rng.choice(prof["sources"])
             base_host: str = prof["host"]
             if rng.random() < noise:
-                base_host = (
-                    base_host.split(".", 1)[0] if "." in base_host else f"{base_host}.corp.example.com"
-                )
+                base_host = base_host.split(".", 1)[0] if "." in base_host else f"{base_host}.corp.example.com"
             if rng.random() < noise / 2:
                 base_host = base_host.upper()
             host: str | None = base_host
@@ -287,9 +285,7 @@ def synthetic_event_stream(
             endpoint: str | None = url
             if source == "edr":
                 ua = model = None
-                endpoint = url.split("://", 1)[-1].split("/", 1)[0] + (
-                    ":443" if url.startswith("https") else ""
-                )
+                endpoint = url.split("://", 1)[-1].split("/", 1)[0] + (":443" if url.startswith("https") else "")
             elif source == "proxy":
                 process = None
                 if rng.random() < 0.5:

@@ -91,9 +91,7 @@ def _node_executable() -> str:
     """Path of a usable ``node`` (checked once per process)."""
     node = shutil.which("node")
     if node is None:
-        raise NodeNotAvailable(
-            "Node.js is not installed (no `node` on PATH); the OIDC test provider needs it"
-        )
+        raise NodeNotAvailable("Node.js is not installed (no `node` on PATH); the OIDC test provider needs it")
     try:
         version = subprocess.run(
             [node, "--version"], capture_output=True, text=True, check=True, timeout=30
@@ -146,8 +144,7 @@ def ensure_node_modules() -> None:
         )
         if result.returncode != 0 or not _installed_matches_pin():
             raise RuntimeError(
-                f"`npm ci` in {PROVIDER_DIR} failed (exit {result.returncode}):\n"
-                f"{result.stdout}{result.stderr}"
+                f"`npm ci` in {PROVIDER_DIR} failed (exit {result.returncode}):\n{result.stdout}{result.stderr}"
             )
 
 

@@ -71,7 +71,6 @@ Cedar = Annotated[str, Field(min_length=1, max_length=MAX_CEDAR_CHARS)]
 
 
 class PolicyCreate(RequestModel):
-
     name: bounded_name(200)  # type: ignore[valid-type]
     description: Description | None = None
     cedar: Cedar = Field(description="Cedar policy text: one or more policies, metadata in annotations")
@@ -142,7 +141,6 @@ class PageQuery(BaseModel):
 
 
 class PolicySettings(RequestModel):
-
     default_decision: Literal["deny", "allow"] = Field(
         description="the decision when no policy applies to a check (deny unless changed)"
     )

@@ -6,7 +6,7 @@ from typing import Any
 
 import trio
 from pydantic import BaseModel
-from quart import Blueprint, Response, jsonify
+from quart import Blueprint, Response, current_app, jsonify
 from quart_schema import document_response, tag
 
 from agentgov import __version__
@@ -123,10 +123,10 @@ class _StatusCache:
 
 
 def _status_cache() -> _StatusCache:
-    extras = services().extras
-    cache = extras.get("status_cache")
+    """The app's status cache (one per app, created on first use)."""
+    cache = current_app.extensions.get("agentgov.status_cache")
     if not isinstance(cache, _StatusCache):
-        cache = extras["status_cache"] = _StatusCache()
+        cache = current_app.extensions["agentgov.status_cache"] = _StatusCache()
     return cache
 
 

@@ -57,9 +57,7 @@ def _check_threshold(threshold: float) -> None:
         raise ValueError(f"distance_threshold must be within [0, {CONFLICT_DISTANCE}]")
 
 
-def cluster_events(
-    events: Sequence[EventLike], *, distance_threshold: float = DEFAULT_DISTANCE_THRESHOLD
-) -> list[int]:
+def cluster_events(events: Sequence[EventLike], *, distance_threshold: float = DEFAULT_DISTANCE_THRESHOLD) -> list[int]:
     """Group events that probably come from the same agent; returns one label per event.
 
     Labels are ``0..k-1`` numbered in order of first appearance (deterministic, independent of

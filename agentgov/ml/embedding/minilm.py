@@ -175,9 +175,7 @@ class MiniLMEmbedder:
             import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as exc:
-            raise ModelUnavailableError(
-                f"onnxruntime and tokenizers are needed for local embeddings: {exc}"
-            ) from exc
+            raise ModelUnavailableError(f"onnxruntime and tokenizers are needed for local embeddings: {exc}") from exc
 
         model_bytes, model_where = _read_model_file(self._model_path)
         verify_sha256(model_bytes, MODEL_SHA256, model_where)
@@ -200,9 +198,7 @@ class MiniLMEmbedder:
             options.intra_op_num_threads = self._intra_op_threads
             options.inter_op_num_threads = 1
         try:
-            session = ort.InferenceSession(
-                model_bytes, sess_options=options, providers=["CPUExecutionProvider"]
-            )
+            session = ort.InferenceSession(model_bytes, sess_options=options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own pybind exception types
             raise ModelUnavailableError(f"onnxruntime cannot load {model_where}: {exc}") from exc
         inputs = frozenset(i.name for i in session.get_inputs())

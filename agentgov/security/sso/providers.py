@@ -13,8 +13,6 @@ from agentgov.security.roles import Role
 log = logging.getLogger("agentgov.sso")
 
 
-
-
 PROVIDER_IDS = ("google", "microsoft", "okta", "oidc")
 GOOGLE_ISSUER = "https://accounts.google.com"
 MICROSOFT_AUTHORITY = "https://login.microsoftonline.com"
