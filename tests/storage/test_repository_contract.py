@@ -6,14 +6,22 @@ from __future__ import annotations
 import dataclasses
 import uuid
 
+from agentgov.actors.discovery import prepare
 from agentgov.storage.agents import Agent, AgentRepo
-from agentgov.storage.database import Database
+from agentgov.storage.audit import AuditRepo, BatchResult, PendingEntry, append_batch, open_chain
+from agentgov.storage.database import Connection, Database
+from agentgov.storage.discovery import DiscoveryRepo
 from agentgov.storage.hitl import HitlRepo, NewApproval
 from agentgov.storage.identity import IdentityRepo, NewApiKey
 from agentgov.storage.policies import PolicyRepo, PolicyWrite
 
 NOW = "2026-01-01T00:00:00.000000Z"
 LATER = "2026-01-02T00:00:00.000000Z"
+SECRET = "contract-test-audit-secret-0123456789"
+UNKNOWN_EVENTS = [
+    {"source": "proxy", "host": "build-7", "process": "python report.py", "endpoint": "api.openai.com"},
+    {"source": "edr", "host": "laptop-3", "process": "node crawler.js", "user_agent": "crawler/2"},
+]
 
 
 async def tenants(db: Database) -> tuple[str, str]:
@@ -115,3 +123,75 @@ async def test_policies(db: Database) -> None:
     assert await repo.get_version(acme, stored.id, 1) is not None
     assert await repo.get_version(other, stored.id, 1) is None
     assert await repo.versions(other, stored.id, limit=10, offset=0) is None
+
+
+def pending(n: int, *, agent_id: str = "a1", dedup_key: str | None = None) -> PendingEntry:
+    return PendingEntry(
+        id=str(uuid.uuid4()),
+        kind="action",
+        agent_id=agent_id,
+        actor="key:x",
+        action="read" if n % 2 else "write",
+        resource=f"doc-{n}",
+        input=f'{{"n":{n}}}',
+        output=None,
+        reasoning=None,
+        risk_score=0.1,
+        is_approved=True,
+        decision=None,
+        dedup_key=dedup_key,
+    )
+
+
+async def append(db: Database, tenant_id: str, entries: list[PendingEntry]) -> BatchResult:
+    def run(conn: Connection) -> BatchResult:
+        chain = open_chain(conn, tenant_id, SECRET)
+        return append_batch(conn, tenant_id, chain.key, chain.head, entries)
+
+    return await db.write(run)
+
+
+async def test_audit_trail(db: Database) -> None:
+    acme, other = await tenants(db)
+    repo = AuditRepo(db)
+    first = await append(db, acme, [pending(n, agent_id="a2" if n == 4 else "a1") for n in range(3)])
+    second = await append(db, acme, [pending(3, dedup_key="d-1"), pending(4, agent_id="a2")])
+    assert [e.sequence for e in first.entries + second.entries] == [1, 2, 3, 4, 5]  # one contiguous chain
+    again = await append(db, acme, [pending(9, dedup_key="d-1")])  # a redelivery is not stored twice
+    assert again.entries[0].duplicate and again.entries[0].id == second.entries[0].id
+    await append(db, other, [pending(0)])
+
+    entry = first.entries[0]
+    assert (await repo.get(acme, entry.id)) == dataclasses.replace(entry, duplicate=False)
+    assert await repo.get(other, entry.id) is None  # another tenant's entry is not there
+    page, total = await repo.list_entries(acme, limit=2, offset=1)  # newest first
+    assert total == 5 and [e.sequence for e in page] == [4, 3]
+    by_agent, total = await repo.list_entries(acme, agent_id="a2", limit=10, offset=0)
+    assert total == 1 and by_agent[0].resource == "doc-4"
+    assert [e.sequence for e in await repo.entries_after(acme, 3)] == [4, 5]
+    assert await repo.count(acme) == 5 and await repo.count(other) == 1
+    report = await repo.verify(acme, SECRET)
+    assert report.intact and report.checked == 5
+
+
+async def test_discovery_jobs_and_candidates(db: Database) -> None:
+    acme, other = await tenants(db)
+    repo = DiscoveryRepo(db)
+    job = await repo.create_job(acme, "cluster", {"threshold": 0.5})
+    assert job.status == "queued" and await repo.get_job(other, job.id) is None
+    await repo.update_job(acme, job.id, status="running")
+    await repo.update_job(other, job.id, status="failed", error="not mine")  # changes nothing of acme's
+    assert (await repo.get_job(acme, job.id)).status == "running"  # type: ignore[union-attr]
+    await repo.update_job(acme, job.id, status="succeeded", result={"candidates": 0})
+    done = await repo.get_job(acme, job.id)
+    assert done is not None and done.status == "succeeded" and done.result == {"candidates": 0}
+
+    results = await repo.ingest(acme, [prepare(event) for event in UNKNOWN_EVENTS])
+    created = [r for r in results if r.outcome == "candidate_created"]
+    assert created and all(r.candidate_id for r in created)
+    candidates, total = await repo.list_page(acme, status=None, limit=10, offset=0)
+    assert total == len(created) and {c.id for c in candidates} == {r.candidate_id for r in created}
+    assert await repo.list_page(other, status=None, limit=10, offset=0) == ([], 0)
+    assert await repo.get(other, created[0].candidate_id or "") is None
+    assert await repo.dismiss(other, created[0].candidate_id or "") is None
+    assert (await repo.get(acme, created[0].candidate_id or "")) is not None
