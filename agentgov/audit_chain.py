@@ -6,15 +6,15 @@ Chain. Every tenant has its own chain. Entry ``n`` carries::
 
     signature_n = hex(HMAC-SHA256(K_tenant, canonical(entry_n)))
 
-where ``canonical(entry_n)`` is a fixed-order JSON array of every stored field of the entry (tenant, id,
-time, kind, agent, actor, action, resource, input, output, reasoning, risk score, approval, decision,
-deduplication key) *and* ``prev_signature``, the signature of entry ``n - 1`` (``GENESIS`` for the first
-entry). So changing any field of an entry breaks its own signature, and removing, inserting or moving an
-entry breaks the link of the entry after it. The ``sequence`` column (1, 2, 3, ... per tenant) is the
-index the chain is read in; it is not inside the MAC but is checked against the links: a gap is a
-deletion, a link to an entry stored elsewhere is a reorder, a renumbering shows as the deletion or
-insertion that needed it (rather than as every renumbered entry). The chain *head* (last sequence and
-last signature) is stored beside the key with its own MAC, so deleting entries from the end is detected.
+where ``canonical(entry_n)`` is a fixed-order JSON array of every stored field of the entry (tenant, id, time,
+kind, agent, actor, action, resource, input, output, reasoning, risk score, approval, decision, deduplication
+key, and the event time when the agent gave one) *and* ``prev_signature``, the signature of entry ``n - 1``
+(``GENESIS`` for the first entry). So changing any field of an entry breaks its own signature, and removing,
+inserting or moving an entry breaks the link of the entry after it. The ``sequence`` column (1, 2, 3, ... per
+tenant) is the index the chain is read in; it is not inside the MAC but is checked against the links: a gap is
+a deletion, a link to an entry stored elsewhere is a reorder, a renumbering shows as the deletion or insertion
+that needed it (rather than as every renumbered entry). The chain *head* (last sequence and last signature) is
+stored beside the key with its own MAC, so deleting entries from the end is detected.
 
 Key. ``K_tenant = HMAC-SHA256(server_secret, "agentgov-audit-key-v1" | tenant_id | salt)``, where the
 salt is 32 random bytes stored per tenant and ``server_secret`` is the ``AUDIT_SECRET`` setting (never
@@ -88,6 +88,7 @@ class ChainRow:
     dedup_key: str | None
     prev_signature: str
     signature: str = ""
+    occurred_at: str | None = None  # the event time the agent gave, if any (`created_at` is the receipt time)
 
 
 CHAIN_FIELDS = tuple(f.name for f in dataclasses.fields(ChainRow))
@@ -119,6 +120,8 @@ def canonical(row: ChainRow, prev_signature: str | None = None) -> bytes:
         row.dedup_key,
         row.prev_signature if prev_signature is None else prev_signature,
     ]
+    if row.occurred_at is not None:  # entries without an event time keep the form they were signed in
+        fields.append(row.occurred_at)
     return canonical_json(fields).encode()
 
 

@@ -57,6 +57,7 @@ import dataclasses
 import logging
 import math
 import uuid
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from outcome import Error, Value
@@ -74,6 +75,7 @@ from agentgov.storage.audit import (
     unstorable_field,
 )
 from agentgov.storage.database import Connection, DatabaseError, IntegrityError
+from agentgov.timeutil import to_iso
 
 if TYPE_CHECKING:
     from agentgov.services import Services
@@ -128,6 +130,7 @@ class AppendEntry(Request[AuditEntry]):
     kind: str = "action"
     decision: dict[str, Any] | None = None
     dedup_key: str | None = None
+    occurred_at: datetime | None = None  # the event time (timezone-aware); None: the receipt time
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,6 +180,9 @@ def prepare(message: AppendEntry) -> PendingEntry:
         raise ValueError("reasoning must be a list of strings")
     if message.is_approved is not None and not isinstance(message.is_approved, bool):
         raise ValueError("is_approved must be a boolean")
+    occurred = message.occurred_at
+    if occurred is not None and (not isinstance(occurred, datetime) or occurred.utcoffset() is None):
+        raise ValueError("timestamp must be a date and time with a time zone")
     return PendingEntry(
         id=str(uuid.uuid4()),
         kind=message.kind,
@@ -191,6 +197,7 @@ def prepare(message: AppendEntry) -> PendingEntry:
         is_approved=message.is_approved,
         decision=_json_text(message.decision, "decision", dict),
         dedup_key=message.dedup_key,
+        occurred_at=None if occurred is None else to_iso(occurred),
     )
 
 

@@ -78,3 +78,13 @@ class UserOut(BaseModel):
     created_at: str
     updated_at: str
     last_login_at: str | None
+
+
+class AnomalyOut(BaseModel):
+    """The anomaly detector's verdict on one action (audit entries and policy decisions)."""
+
+    score: float = Field(description="0.0 (usual for this agent) to 1.0 (never seen)")
+    is_anomaly: bool = Field(description="score at or above the tenant's threshold")
+    model_version: int = Field(description="the detector version that scored it")
+    reasons: list[str] = Field(description="what was unusual, e.g. 'tool never used by this agent'")
+    type: str | None = Field(default=None, description="the main kind: sequence, burst, off_hours, new_tool, ...")

@@ -64,6 +64,8 @@ class AuditEntry:
     created_at: str
     prev_signature: str
     signature: str
+    occurred_at: str | None = None
+    anomaly: str | None = None  # the detector's verdict (JSON text), added after the entry was committed
     duplicate: bool = dataclasses.field(default=False, compare=False)
 
     @classmethod
@@ -87,7 +89,14 @@ class AuditEntry:
             created_at=row["created_at"],
             prev_signature=row["prev_signature"],
             signature=row["signature"],
+            occurred_at=row.get("occurred_at"),
+            anomaly=row.get("anomaly"),
         )
+
+    @property
+    def timestamp(self) -> str:
+        """The event time: the one the agent gave, else the receipt time."""
+        return self.occurred_at or self.created_at
 
     @classmethod
     def from_chain_row(cls, row: ChainRow) -> AuditEntry:
@@ -112,7 +121,9 @@ class AuditEntry:
             "is_approved": self.is_approved,
             "decision": _loads(self.decision),
             "actor": self.actor,
+            "timestamp": self.timestamp,
             "created_at": self.created_at,
+            "anomaly": _loads(self.anomaly),
             "prev_signature": self.prev_signature,
             "signature": self.signature,
         }
@@ -142,6 +153,7 @@ class PendingEntry:
     is_approved: bool | None
     decision: str | None
     dedup_key: str | None
+    occurred_at: str | None = None
 
 
 _TEXT_FIELDS = (

@@ -64,6 +64,7 @@ async def test_untouched_chain_is_intact(client, tenant, entries) -> None:
         ("is_approved", 1),
         ("agent_id", "00000000-0000-4000-8000-000000000000"),
         ("created_at", "2020-01-01T00:00:00.000000Z"),
+        ("occurred_at", "2020-01-01T00:00:00.000000Z"),  # an event time added afterwards
         ("signature", "f" * 64),
     ],
 )

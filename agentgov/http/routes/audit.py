@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 import uuid
+from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 import trio
-from pydantic import AfterValidator, BaseModel, Field, StrictBool
+from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, Field, StrictBool
 from quart import Blueprint, request
 from quart_schema import document_headers, document_response, tag
 
@@ -26,10 +27,18 @@ from agentgov.http.actor_calls import ASK_TIMEOUT, ask_actor
 from agentgov.http.auth import Scheme, authorize, principal, services, tenant_id
 from agentgov.http.errors import ApiError
 from agentgov.http.ids import parse_uuid
-from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, RequestModel, bounded_name, page
+from agentgov.http.schemas import (
+    DEFAULT_PAGE_SIZE,
+    MAX_PAGE_SIZE,
+    AnomalyOut,
+    RequestModel,
+    bounded_name,
+    page,
+)
 from agentgov.http.validation import json_body, query
 from agentgov.security.roles import Permission
 from agentgov.storage.audit import AuditEntry, AuditRepo
+from agentgov.timeutil import now
 
 bp = Blueprint("audit", __name__)
 
@@ -50,6 +59,35 @@ Step = Annotated[str, Field(max_length=4000)]
 RiskScore = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False, description="0.0 to 1.0")]
 
 
+#: How far in the future an event time may be (clock skew between the agent and the service).
+MAX_FUTURE_SKEW = timedelta(minutes=5)
+
+
+def _not_far_future(value: datetime) -> datetime:
+    if value - now() > MAX_FUTURE_SKEW:
+        raise ValueError("must not be more than 5 minutes in the future")
+    if value.year < 2000:
+        raise ValueError("must be in the year 2000 or later")
+    return value
+
+
+def _iso_text(value: Any) -> Any:
+    if not isinstance(value, str):
+        raise ValueError("must be an ISO 8601 date and time with a timezone, as a string")
+    return value
+
+
+EventTime = Annotated[
+    AwareDatetime,
+    BeforeValidator(_iso_text),
+    AfterValidator(_not_far_future),
+    Field(
+        description="when the action happened (ISO 8601 with a time zone); default: when the service received "
+        "it; at most 5 minutes in the future. Used by the anomaly detector; lets history be back-filled"
+    ),
+]
+
+
 class AuditLogCreate(RequestModel):
     agent_id: uuid.UUID = Field(description="a registered agent of the tenant")
     action: bounded_name(200)  # type: ignore[valid-type]
@@ -59,6 +97,7 @@ class AuditLogCreate(RequestModel):
     reasoning: list[Step] | None = Field(default=None, max_length=200, description="reasoning steps")
     risk_score: RiskScore | None = None
     is_approved: StrictBool | None = Field(default=None, description="approval status")
+    timestamp: EventTime | None = None
 
 
 class IdempotencyHeaders(BaseModel):
@@ -84,7 +123,12 @@ class AuditEntryOut(BaseModel):
     is_approved: bool | None
     decision: dict[str, Any] | None = Field(description="the policy decision, for kind policy_check")
     actor: str = Field(description="who recorded it: user:<id>, key:<id>, webhook/key:<id>, ...")
-    created_at: str
+    timestamp: str = Field(description="when the action happened: the event time given, else created_at")
+    created_at: str = Field(description="when the service received and stored the entry")
+    anomaly: AnomalyOut | None = Field(
+        description="the anomaly detector's verdict on this action (null before a model is active or while it "
+        "is being scored, within about 2 seconds)"
+    )
     prev_signature: str = Field(description="signature of the previous entry (64 zeros for the first)")
     signature: str = Field(description="hex HMAC-SHA256 over the entry and prev_signature (tenant key)")
 
@@ -160,6 +204,7 @@ async def append_action(data: Any, *, actor: str, dedup_key: str | None) -> Audi
             is_approved=data.is_approved,
             actor=actor,
             dedup_key=dedup_key,
+            occurred_at=data.timestamp,
         )
     )
 

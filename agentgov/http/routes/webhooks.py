@@ -45,7 +45,7 @@ from agentgov.http.actor_calls import ask_actor
 from agentgov.http.auth import Scheme, authorize, principal, services, tenant_id
 from agentgov.http.errors import ApiError, validation_error
 from agentgov.http.routes.agents import REGISTRY
-from agentgov.http.routes.audit import JsonObject, RiskScore, Step, append_action
+from agentgov.http.routes.audit import EventTime, JsonObject, RiskScore, Step, append_action
 from agentgov.http.schemas import RequestModel, bounded_name
 from agentgov.http.validation import read_json
 from agentgov.security.roles import Permission
@@ -82,6 +82,7 @@ class ActionPayload(RequestModel):
     reasoning: list[Step] | None = Field(default=None, max_length=200)
     risk_score: RiskScore | None = None
     is_approved: StrictBool = True
+    timestamp: EventTime | None = None
 
 
 class HeartbeatPayload(RequestModel):
