@@ -1,0 +1,185 @@
+"""The anomaly model on synthetic agents: what it flags, what it keeps quiet about, and its stored form."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from agentgov.ml.anomaly import ActionEvent, AnomalyModel, AnomalyParams, ModelFormatError, NotEnoughHistory, fit
+from agentgov.ml.anomaly.model import fisher, tippett
+
+TASKS = [
+    ["search_files", "read_file", "summarise"],
+    ["list_invoices", "read_invoice", "send_email"],
+    ["search_files", "read_file", "read_file", "send_email"],
+]
+
+
+def history(agent: str = "a1", days: int = 14, seed: int = 1) -> list[ActionEvent]:
+    """An office-hours agent: a few sessions a weekday, each a known task with calls 3-15 s apart."""
+    rng = random.Random(seed)
+    events = []
+    start = datetime(2026, 5, 4, tzinfo=UTC)  # a Monday
+    for day in range(days):
+        date = start + timedelta(days=day)
+        if date.weekday() >= 5:
+            continue
+        for session in range(4):
+            at = date + timedelta(hours=9 + 2 * session, minutes=rng.randint(0, 50))
+            for tool in rng.choice(TASKS):
+                at += timedelta(seconds=rng.uniform(3, 15))
+                events.append(
+                    ActionEvent(agent, tool, at, resource=f"res:{tool}", input={"folder": rng.choice(["a", "b"])})
+                )
+    return events
+
+
+@pytest.fixture(scope="module")
+def model() -> AnomalyModel:
+    return fit(history())
+
+
+def primed(model: AnomalyModel):
+    scorer = model.scorer()
+    for event in history():
+        scorer.observe(event)
+    return scorer
+
+
+def normal_session(at: datetime, agent: str = "a1") -> list[ActionEvent]:
+    return [
+        ActionEvent(agent, tool, at + timedelta(seconds=8 * i), resource=f"res:{tool}", input={"folder": "a"})
+        for i, tool in enumerate(TASKS[0])
+    ]
+
+
+MONDAY_10 = datetime(2026, 5, 25, 10, 0, tzinfo=UTC)
+
+
+def test_normal_sessions_stay_under_the_threshold(model: AnomalyModel) -> None:
+    scorer = primed(model)
+    verdicts = [scorer.score(e) for day in range(5) for e in normal_session(MONDAY_10 + timedelta(days=day))]
+    assert not any(v.is_anomaly for v in verdicts), [v for v in verdicts if v.is_anomaly]
+
+
+def test_a_tool_never_used_is_flagged_and_named(model: AnomalyModel) -> None:
+    scorer = primed(model)
+    for event in normal_session(MONDAY_10)[:2]:
+        scorer.score(event)
+    verdict = scorer.score(ActionEvent("a1", "delete_repository", MONDAY_10 + timedelta(seconds=20)))
+    assert verdict.is_anomaly and verdict.score > model.threshold
+    assert verdict.kind == "new_tool"
+    assert "tool delete_repository never used by this agent" in verdict.reasons
+
+
+def test_a_burst_is_flagged(model: AnomalyModel) -> None:
+    scorer = primed(model)
+    at = MONDAY_10
+    verdicts = []
+    for _ in range(12):
+        at += timedelta(seconds=0.4)
+        verdicts.append(
+            scorer.score(ActionEvent("a1", "read_file", at, resource="res:read_file", input={"folder": "a"}))
+        )
+    assert verdicts[-1].is_anomaly and verdicts[-1].kind == "burst"
+    assert any("calls in 10 s" in r for r in verdicts[-1].reasons)
+
+
+def test_work_at_night_on_a_sunday_is_flagged(model: AnomalyModel) -> None:
+    scorer = primed(model)
+    sunday_3am = datetime(2026, 5, 24, 3, 0, tzinfo=UTC)
+    verdicts = [scorer.score(e) for e in normal_session(sunday_3am)]
+    assert all(v.is_anomaly for v in verdicts)
+    assert verdicts[0].kind == "off_hours" and "03:00 UTC" in verdicts[0].reasons[0]
+
+
+def test_an_unseen_transition_scores_above_the_usual_one(model: AnomalyModel) -> None:
+    scorer = primed(model)
+    usual = scorer.score(normal_session(MONDAY_10)[0], remember=False)
+    first = normal_session(MONDAY_10)[0]
+    scorer.score(first)
+    odd = scorer.score(
+        ActionEvent(
+            "a1", "send_email", first.timestamp + timedelta(seconds=6), resource="res:send_email", input={"folder": "a"}
+        )
+    )
+    assert odd.score > usual.score
+    assert any("transition search_files → send_email" in r for r in odd.reasons)
+
+
+def test_new_argument_values_raise_the_score(model: AnomalyModel) -> None:
+    scorer = primed(model)
+    base = normal_session(MONDAY_10)[0]
+    usual = scorer.score(base, remember=False)
+    odd = scorer.score(
+        ActionEvent("a1", base.action, base.timestamp, resource="res:elsewhere", input={"folder": "attacker@evil"}),
+        remember=False,
+    )
+    assert odd.score > usual.score
+
+
+def test_unknown_agent_scores_zero_with_a_reason(model: AnomalyModel) -> None:
+    verdict = model.scorer().score(ActionEvent("stranger", "read_file", MONDAY_10))
+    assert verdict.score == 0.0 and not verdict.is_anomaly and verdict.reasons == ["agent has no history in the model"]
+
+
+def test_calibrated_alert_rate_is_near_the_target(model: AnomalyModel) -> None:
+    assert 0.0 < model.threshold < 1.0
+    assert model.metrics["calibration_alert_rate"] <= 2 * model.params.target_alert_rate
+    assert model.metrics["modelled_agents"] == 1
+
+
+def test_document_round_trips_through_json(model: AnomalyModel) -> None:
+    copy = AnomalyModel.from_document(json.loads(json.dumps(model.to_document())))
+    events = [*normal_session(MONDAY_10), ActionEvent("a1", "delete_repository", MONDAY_10 + timedelta(seconds=30))]
+    a, b = primed(model), primed(copy)
+    assert [a.score(e) for e in events] == [b.score(e) for e in events]
+
+
+def test_fit_is_deterministic_whatever_the_order() -> None:
+    events = history()
+    shuffled = events[:]
+    random.Random(7).shuffle(shuffled)
+    assert json.dumps(fit(events).to_document(), sort_keys=True) == json.dumps(
+        fit(shuffled).to_document(), sort_keys=True
+    )
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        None,
+        {},
+        {"format": "other"},
+        {"format": "agentgov.anomaly/1"},
+        {"format": "agentgov.anomaly/1", "agents": 3, "threshold": 0.5, "params": {}, "metrics": {}},
+        "x",
+    ],
+)
+def test_from_document_rejects_garbage(doc) -> None:
+    with pytest.raises(ModelFormatError):
+        AnomalyModel.from_document(doc)
+
+
+def test_too_little_history_is_refused() -> None:
+    with pytest.raises(NotEnoughHistory, match="30 events"):
+        fit(history()[:10])
+
+
+def test_with_threshold_and_params_validation(model: AnomalyModel) -> None:
+    assert model.with_threshold(0.9).threshold == 0.9
+    with pytest.raises(ValueError):
+        model.with_threshold(1.5)
+    with pytest.raises(ValueError):
+        AnomalyParams(target_alert_rate=0.9)
+    with pytest.raises(ValueError, match="unknown"):
+        AnomalyParams.from_dict({"nope": 1})
+
+
+def test_combinations() -> None:
+    assert fisher([]) == 1.0 and tippett([]) == 1.0
+    assert tippett([0.01, 0.9]) == pytest.approx(1 - 0.99**2)
+    assert fisher([0.01, 0.01]) < 0.01
