@@ -15,6 +15,7 @@ published views and messages:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 from collections.abc import Mapping
@@ -27,12 +28,13 @@ from agentgov.actors.policy import policy_view
 from agentgov.actors.registry import lookup_agent
 from agentgov.actors.runtime import ActorStopped, MailboxFull
 from agentgov.audit_chain import canonical_json
+from agentgov.detection.anomaly import anomaly_scorer, scoring_view
 from agentgov.ids import random_uuid
 from agentgov.logs import fields
 from agentgov.policy import AgentAttributes, Decision
 from agentgov.storage.agents import Agent
 from agentgov.storage.audit import PendingEntry
-from agentgov.timeutil import now_iso
+from agentgov.timeutil import now, now_iso
 
 if TYPE_CHECKING:
     from agentgov.services import Services
@@ -48,7 +50,7 @@ class CheckResult:
     decision_id: str
     evaluated_at: str
     approval_id: str | None = None
-    anomaly: dict[str, Any] | None = None  # no anomaly detector is wired into checks yet
+    anomaly: dict[str, Any] | None = None  # the detector's verdict on the action (None: no model active)
 
     def to_response(self) -> dict[str, Any]:
         """The `POST /policies/check` answer (`CheckResponse` in the OpenAPI document)."""
@@ -130,8 +132,15 @@ async def check_action(
     """
     agent = await lookup_agent(services, tenant_id, agent_id)
     view = await policy_view(services, tenant_id)
-    decision = view.evaluate(agent_attributes(agent), action, resource, context)
-    result = CheckResult(decision=decision, decision_id=random_uuid(), evaluated_at=now_iso())
+    anomaly = score_check(services, tenant_id, agent.id, action, resource)
+    decision = view.evaluate(
+        agent_attributes(agent),
+        action,
+        resource,
+        context,
+        anomaly_score=None if anomaly is None else float(anomaly["score"]),
+    )
+    result = CheckResult(decision=decision, decision_id=random_uuid(), evaluated_at=now_iso(), anomaly=anomaly)
     if not decision.allowed:
         notify_violation(services, tenant_id, agent, action, resource, result)
     if decision.required_approval:
@@ -139,6 +148,18 @@ async def check_action(
         result = dataclasses.replace(result, approval_id=approval_id)
     await record_decision(services, tenant_id, agent, action, resource, context, result, actor)
     return result
+
+
+def score_check(services: Services, tenant_id: str, agent_id: str, action: str, resource: str) -> dict[str, Any] | None:
+    """The anomaly detector's verdict on the checked action, in the agent's recent context (not added to it:
+    the action is scored again when it is logged). None while no model is active here; the first check of a
+    tenant starts its scorer, so later checks are scored within about a second."""
+    scoring = scoring_view(services, tenant_id)
+    if scoring is None:
+        with contextlib.suppress(ActorStopped):
+            anomaly_scorer(services, tenant_id)
+        return None
+    return scoring.peek(agent_id, action, resource, now())
 
 
 async def record_decision(

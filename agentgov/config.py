@@ -29,6 +29,53 @@ class ConfigError(ValueError):
 
 
 @dataclasses.dataclass(frozen=True)
+class DetectorSettings:
+    """Detector training and scoring settings (see docs/anomaly-detection.md).
+
+    auto_train (`ANOMALY_AUTO_TRAIN`, default on): train a tenant's first model once it has `min_history`
+        action entries (`ANOMALY_MIN_HISTORY`, 500) and retrain every `retrain_hours`
+        (`ANOMALY_RETRAIN_HOURS`, 24) while new entries arrive.
+    window_days (`ANOMALY_TRAINING_WINDOW_DAYS`, 30) and max_rows (`ANOMALY_MAX_TRAINING_ROWS`, 200000): the
+        history a training reads (the newest rows of the window).
+    target_alert_rate (`ANOMALY_TARGET_ALERT_RATE`, 0.01): share of normal traffic the threshold lets through.
+    versions_kept (`DETECTOR_VERSIONS_KEPT`, 20): model versions kept per tenant and detector (and the active).
+    training_lease (`TRAINING_LEASE_SECONDS`, 15): a running task whose process has not reported for this
+        long is failed (its process died), so another process may train.
+    """
+
+    auto_train: bool = True
+    min_history: int = 500
+    retrain_hours: float = 24.0
+    window_days: float = 30.0
+    max_rows: int = 200_000
+    target_alert_rate: float = 0.01
+    versions_kept: int = 20
+    training_lease: float = 15.0
+    auto_check_seconds: float = 60.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> DetectorSettings:
+        """Raises `ConfigError` for a value that is not a positive number (or on/off for the flag)."""
+        flag = env.get("ANOMALY_AUTO_TRAIN", "on").strip().lower()
+        if flag not in ("on", "off", "true", "false", "1", "0", "yes", "no"):
+            raise ConfigError(f"ANOMALY_AUTO_TRAIN must be on or off, not {flag!r}")
+        rate = _number(env, "ANOMALY_TARGET_ALERT_RATE", 0.01)
+        if rate >= 0.5:
+            raise ConfigError("ANOMALY_TARGET_ALERT_RATE must be below 0.5")
+        return cls(
+            auto_train=flag in ("on", "true", "1", "yes"),
+            min_history=int(_number(env, "ANOMALY_MIN_HISTORY", 500)),
+            retrain_hours=_number(env, "ANOMALY_RETRAIN_HOURS", 24.0),
+            window_days=_number(env, "ANOMALY_TRAINING_WINDOW_DAYS", 30.0),
+            max_rows=int(_number(env, "ANOMALY_MAX_TRAINING_ROWS", 200_000)),
+            target_alert_rate=rate,
+            versions_kept=int(_number(env, "DETECTOR_VERSIONS_KEPT", 20)),
+            training_lease=_number(env, "TRAINING_LEASE_SECONDS", 15.0),
+            auto_check_seconds=_number(env, "ANOMALY_AUTO_TRAIN_CHECK_SECONDS", 60.0),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
 class SsoSettings:
     """Single sign-on (OpenID Connect) settings, each read from `SSO_<FIELD>` (see docs/sso.md).
 
@@ -111,6 +158,7 @@ class Settings:
     superadmin_password: str = ""
     public_base_url: str = ""
     sso: SsoSettings = dataclasses.field(default_factory=SsoSettings)
+    detectors: DetectorSettings = dataclasses.field(default_factory=DetectorSettings)
     warnings: tuple[str, ...] = ()
 
     @property
@@ -171,6 +219,7 @@ class Settings:
             "superadmin_password": env.get("SUPERADMIN_PASSWORD", ""),
             "public_base_url": env.get("PUBLIC_BASE_URL", "").rstrip("/"),
             "sso": SsoSettings.from_env(env),
+            "detectors": DetectorSettings.from_env(env),
         }
         for name, default in _DEFAULT_SECRETS.items():
             value = env.get(name, "")

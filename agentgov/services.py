@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import uuid
 
 import trio
 
@@ -30,6 +31,8 @@ class Services:
     started_at: float = dataclasses.field(default_factory=time.time)
     started_monotonic: float = dataclasses.field(default_factory=time.monotonic)
     shutting_down: trio.Event = dataclasses.field(default_factory=trio.Event)
+    # Names this process (e.g. as the owner of a training task) among those sharing the database.
+    instance_id: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex)
 
     def __post_init__(self) -> None:
         self.identity = IdentityRepo(self.db)

@@ -64,6 +64,7 @@ from outcome import Error, Value
 
 from agentgov.actors.runtime import Actor, ActorContext, ActorRef, Outcome, Rejected, Request
 from agentgov.audit_chain import ChainHead, canonical_json
+from agentgov.detection.anomaly import score_committed
 from agentgov.logs import fields
 from agentgov.storage.audit import (
     AuditEntry,
@@ -262,6 +263,9 @@ class AuditActor(Actor[AuditMessage]):
             slots.append(index)
         if pending:
             await self._commit_isolating(pending, slots, outcomes)
+            committed = [o.value for o in outcomes if isinstance(o, Value) and o.value.kind == "action"]
+            if committed:
+                score_committed(self._services, self._tenant_id, committed)
         return [o if o is not None else Error(RuntimeError("unanswered")) for o in outcomes]
 
     async def _commit_isolating(

@@ -92,9 +92,18 @@ class PolicyView:
     compiled: CompiledPolicySet
     clock: Clock
 
-    def evaluate(self, agent: AgentAttributes, action: str, resource: str, context: Mapping[str, Any]) -> Decision:
-        """Decide `action` on `resource` for `agent` now. Raises `InvalidRequestError` for a malformed request."""
-        return self.compiled.evaluate(agent, action, resource, context, now=self.clock())
+    def evaluate(
+        self,
+        agent: AgentAttributes,
+        action: str,
+        resource: str,
+        context: Mapping[str, Any],
+        *,
+        anomaly_score: float | None = None,
+    ) -> Decision:
+        """Decide `action` on `resource` for `agent` now (with the detector's `anomaly_score`, if any).
+        Raises `InvalidRequestError` for a malformed request."""
+        return self.compiled.evaluate(agent, action, resource, context, now=self.clock(), anomaly_score=anomaly_score)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from agentgov.http.openapi import CompleteOpenAPIProvider
 from agentgov.http.request_log import log_request, start_request
 from agentgov.http.routes import (
     agents,
+    anomalies,
     api_keys,
     audit,
     auth,
@@ -86,6 +87,7 @@ def create_app(services: Services, *, hot_path: bool = True) -> QuartTrio:
         sso.bp,
         audit.bp,
         hitl.bp,
+        anomalies.bp,
         ws.api,
     ):
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)

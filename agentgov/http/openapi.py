@@ -110,6 +110,11 @@ EXTRA_RESPONSES: dict[str, tuple[int, ...]] = {
     "hitl.approve": (409,),
     "hitl.reject": (409,),
     "webhooks.agent_webhook": (401, 404),
+    "anomalies.report": (404,),
+    "anomalies.train": (409,),
+    "anomalies.cancel": (409,),
+    "anomalies.set_threshold": (409,),
+    "anomalies.current_training": (404,),
 }
 
 # Routes whose body may be left out (the model's defaults apply).
@@ -119,12 +124,22 @@ OPTIONAL_BODY = {
     "discovery.confirm_candidate",
     "hitl.approve",
     "hitl.reject",
+    "anomalies.train",
 }
 
 # Routes that answer without storage or actors (no 503).
 NO_BACKEND = {"root.platform_info", "system.health", "system.ready", "sso.list_providers"}
 
-UUID_PATH_PARAMETERS = {"user_id", "policy_id", "agent_id", "job_id", "candidate_id", "log_id", "approval_id"}
+UUID_PATH_PARAMETERS = {
+    "user_id",
+    "policy_id",
+    "agent_id",
+    "job_id",
+    "candidate_id",
+    "log_id",
+    "approval_id",
+    "task_id",
+}
 
 # (schema title, property) -> extra keywords. "*" matches any schema.
 ROLE_ENUM = [role.value for role in Role]

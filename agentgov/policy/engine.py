@@ -95,12 +95,14 @@ class CompiledPolicySet:
         context: Mapping[str, Any] | None = None,
         *,
         now: datetime | None = None,
+        anomaly_score: float | None = None,
     ) -> Decision:
         """Decide whether ``agent`` may perform ``action`` on ``resource`` given ``context``.
 
         ``agent`` is an :class:`~agentgov.policy.request.AgentAttributes` or an agent record mapping;
         ``context`` is the client's free-form object; ``now`` sets ``context.hour``/``context.weekday``
-        (pass it in the tenant's timezone; default: current UTC time).
+        (pass it in the tenant's timezone; default: current UTC time); ``anomaly_score`` (0..1) is the
+        detector's score of the action, given to policies as ``context.anomaly_score`` in basis points.
 
         Raises :class:`~agentgov.policy.errors.InvalidRequestError` (a ``ValueError``) for malformed input:
         bad agent attributes, an empty action, or a declared context attribute of the wrong type. Cedar
@@ -111,7 +113,7 @@ class CompiledPolicySet:
             agent = AgentAttributes.from_mapping(agent)
         action = check_action(action)
         resource = check_resource(resource)
-        ctx = cedar_context(action, context, now or datetime.now(UTC))
+        ctx = cedar_context(action, context, now or datetime.now(UTC), anomaly_score=anomaly_score)
         context_json = json.dumps(ctx)
         memo_key = None
         if len(resource) + len(context_json) <= MEMO_MAX_INPUT_CHARS:

@@ -122,8 +122,11 @@ def _convert(name: str, type_: str, value: Any) -> Any:
     raise InvalidRequestError(f"context.{name} must be a list of strings, got {value!r}")
 
 
-def cedar_context(action: str, context: Mapping[str, Any] | None, now: datetime) -> dict[str, Any]:
-    """The Cedar request context for ``action`` at time ``now``, from the client's free-form ``context``.
+def cedar_context(
+    action: str, context: Mapping[str, Any] | None, now: datetime, *, anomaly_score: float | None = None
+) -> dict[str, Any]:
+    """The Cedar request context for ``action`` at time ``now``, from the client's free-form ``context``, and
+    the service's own ``anomaly_score`` (0..1, given to policies in basis points; a client's is ignored).
 
     Raises :class:`InvalidRequestError` if ``context`` is not a mapping or a declared attribute has the wrong
     type.
@@ -134,11 +137,13 @@ def cedar_context(action: str, context: Mapping[str, Any] | None, now: datetime)
         raise InvalidRequestError("context must be a JSON object")
     out: dict[str, Any] = {"action": action, "hour": now.hour, "weekday": now.isoweekday()}
     for attr in CONTEXT_ATTRIBUTES:
-        if attr.server:
+        if attr.server or attr.service:
             continue
         value = context.get(attr.name)
         if value is not None:
             out[attr.name] = _convert(attr.name, attr.type, value)
+    if anomaly_score is not None:
+        out["anomaly_score"] = round(min(1.0, max(0.0, anomaly_score)) * 10000)
     return out
 
 

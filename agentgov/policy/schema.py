@@ -85,6 +85,7 @@ class ContextAttribute:
     type: CedarType
     description: str
     server: bool = False
+    service: bool = False  # set by the service when it knows the value (never taken from the client)
 
 
 CONTEXT_ATTRIBUTES: tuple[ContextAttribute, ...] = (
@@ -102,6 +103,13 @@ CONTEXT_ATTRIBUTES: tuple[ContextAttribute, ...] = (
     ContextAttribute("data_classification", "String", "public, internal, confidential or restricted"),
     ContextAttribute("network_zone", "String", '"internal" or "external" destination network'),
     ContextAttribute("labels", "Set<String>", "free-form tags supplied by the client"),
+    ContextAttribute(
+        "anomaly_score",
+        "Long",
+        "the anomaly detector's score of this action for this agent in basis points (0.80 -> 8000); set by the "
+        "service when a model is active (absent otherwise: guard with has); a client-sent value is ignored",
+        service=True,
+    ),
 )
 CONTEXT_BY_NAME: dict[str, ContextAttribute] = {a.name: a for a in CONTEXT_ATTRIBUTES}
 

@@ -127,6 +127,7 @@ class TemplateExample:
     severity: str | None
     default_allow: bool = False
     now: datetime = field(default_factory=lambda: datetime(2024, 6, 5, 11, 0, tzinfo=UTC))  # a Wednesday
+    anomaly_score: float | None = None  # the detector's score of the action (None: no model active)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -138,6 +139,7 @@ class TemplateExample:
                 "context": dict(self.context),
                 "evaluated_at": self.now.isoformat(),
                 "tenant_default": "allow" if self.default_allow else "deny",
+                "anomaly_score": self.anomaly_score,
             },
             "decision": {
                 "allowed": self.allowed,
@@ -341,6 +343,16 @@ def _render_high_risk(p: Mapping[str, Any]) -> str:
         _header(p, f"Agents with a risk score of {bp / RISK_SCALE:.2f} or more are blocked")
         + ("\nforbid (principal, action, resource)\n")
         + _when("principal has risk_score", f"principal.risk_score >= {bp}")
+        + ";\n"
+    )
+
+
+def _render_anomalous(p: Mapping[str, Any]) -> str:
+    bp = p["min_anomaly_bp"]
+    return (
+        _header(p, f"The anomaly detector scores this action {bp / RISK_SCALE:.2f} or more for this agent")
+        + "\nforbid (principal, action, resource)\n"
+        + _when(_actions(p["action_patterns"]), f"context has anomaly_score && context.anomaly_score >= {bp}")
         + ";\n"
     )
 
@@ -710,6 +722,63 @@ TEMPLATES: tuple[PolicyTemplate, ...] = (
             ),
         ),
         renderer=_render_high_risk,
+    ),
+    PolicyTemplate(
+        id="block-anomalous-actions",
+        name="Block actions the anomaly detector flags",
+        description="Forbids an action when the tenant's anomaly detector scores it at or above the threshold for "
+        "this agent (context.anomaly_score, in basis points: 0.80 -> 8000; set by the service while a model is "
+        "active, so without a model nothing is blocked).",
+        parameters=(
+            *_common("block-anomalous-actions", "high"),
+            _patterns(("*",)),
+            TemplateParameter(
+                "min_anomaly_bp",
+                "integer",
+                8000,
+                "block at or above this anomaly score, in basis points (8000 = 0.80)",
+                minimum=0,
+                maximum=RISK_SCALE,
+            ),
+        ),
+        examples=(
+            TemplateExample(
+                "an action scored 0.91 is blocked",
+                _agent(),
+                "payments.transfer",
+                "account:ext-991",
+                {},
+                False,
+                False,
+                "high",
+                default_allow=True,
+                anomaly_score=0.91,
+            ),
+            TemplateExample(
+                "an action scored 0.12 passes (tenant default allow)",
+                _agent(),
+                "payments.transfer",
+                "account:ext-991",
+                {},
+                True,
+                False,
+                None,
+                default_allow=True,
+                anomaly_score=0.12,
+            ),
+            TemplateExample(
+                "without an active model nothing is blocked; a client cannot set the score",
+                _agent(),
+                "payments.transfer",
+                "account:ext-991",
+                {"anomaly_score": 9999},
+                True,
+                False,
+                None,
+                default_allow=True,
+            ),
+        ),
+        renderer=_render_anomalous,
     ),
     PolicyTemplate(
         id="no-external-network-for-tools",

@@ -52,7 +52,14 @@ def test_template_example_yields_the_documented_decision(template: PolicyTemplat
     policy_set = compile_policy_set(
         [PolicyDocument(template.id, template.render())], default_allow=example.default_allow
     )
-    decision = policy_set.evaluate(example.agent, example.action, example.resource, example.context, now=example.now)
+    decision = policy_set.evaluate(
+        example.agent,
+        example.action,
+        example.resource,
+        example.context,
+        now=example.now,
+        anomaly_score=example.anomaly_score,
+    )
     assert (decision.allowed, decision.required_approval, decision.severity) == (
         example.allowed,
         example.required_approval,

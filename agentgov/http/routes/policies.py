@@ -41,7 +41,7 @@ from agentgov.http.actor_calls import ask_actor
 from agentgov.http.auth import Scheme, authorize, principal, services, tenant_id
 from agentgov.http.errors import ApiError
 from agentgov.http.ids import parse_uuid
-from agentgov.http.schemas import MAX_PAGE_SIZE, Page, RequestModel, bounded_name, page
+from agentgov.http.schemas import MAX_PAGE_SIZE, AnomalyOut, Page, RequestModel, bounded_name, page
 from agentgov.http.text_guard import INT64_MAX
 from agentgov.http.validation import json_body, query, read_json
 from agentgov.policy import TEMPLATES, InvalidRequestError, PolicyDocument, PolicyValidationError
@@ -179,7 +179,9 @@ class CheckResponse(BaseModel):
     required_approval: bool
     risk_score: float = Field(ge=0.0, le=1.0)
     risk: RiskOut
-    anomaly: dict[str, Any] | None = Field(description="anomaly assessment; null while none is available")
+    anomaly: AnomalyOut | None = Field(
+        description="the anomaly detector's verdict on this action for this agent; null while no model is active"
+    )
     approval_id: str | None = Field(description="the human approval request opened for this action, if any")
     decision_id: str = Field(description="id of this decision in the audit trail (details.decision_id)")
     determining_policies: list[str]

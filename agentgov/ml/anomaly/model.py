@@ -192,9 +192,7 @@ class AnomalyModel:
         score = to_score(combine(list(pvalues.values())))
         # Ties (p-values at the floor) go to the more specific component: a new tool or a burst also makes
         # an unusual sequence.
-        unusual = sorted(
-            (max(p, _TIE_P), _PRIORITY.index(name), name) for name, p in pvalues.items() if p < _REASON_P
-        )
+        unusual = sorted((max(p, _TIE_P), _PRIORITY.index(name), name) for name, p in pvalues.items() if p < _REASON_P)
         reasons = [agent.profile.explain(name, event, context) for _, _, name in unusual[:3]]
         kind = KINDS[unusual[0][2]] if unusual else None
         return AnomalyScore(

@@ -1,0 +1,372 @@
+"""The anomaly detector on the shared lifecycle: how it trains (`ANOMALY`, a `DetectorKind`) and how every
+action is scored at ingest (`AnomalyScorerActor`).
+
+Training reads the tenant's action entries (`kind = action`: logged through the API or the webhook) of the
+training window, by event time, and fits `agentgov.ml.anomaly` in a worker process.
+
+Scoring. The audit actor tells the tenant's scorer (`anomaly-scorer:<tenant_id>`) every batch of action entries
+it committed (fire-and-forget: the write path never waits for scoring). The scorer follows the detector's
+published view: when the active version changes it builds a `Scorer` of it and primes each agent's recent
+context from the newest entries. For each entry it writes the verdict into the entry (`anomaly`: score,
+is_anomaly, model_version, reasons, type) and, over the threshold, stores an anomaly report and publishes
+`anomaly.detected`; one transaction per batch (batches gather for up to `LINGER`). Without an active version
+entries are left unscored (`anomaly` null). The scorer publishes `ScoringView` so that a policy check scores
+the action it checks in the same context without changing it (`peek`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from outcome import Value
+
+from agentgov.actors.notifier import Publish, notifier
+from agentgov.actors.runtime import Actor, ActorContext, ActorRef, ActorStopped, InvalidMessage, MailboxFull
+from agentgov.actors.ticker import PeriodicTicker
+from agentgov.detection.lifecycle import (
+    DetectorState,
+    DetectorView,
+    FitResult,
+    Refresh,
+    TrainingData,
+    TrainingRefused,
+    detector,
+    model_age_hours,
+)
+from agentgov.logs import fields
+from agentgov.ml.anomaly import ActionEvent, AnomalyModel, AnomalyParams, AnomalyScore, Scorer, fit
+from agentgov.ml.anomaly.records import reasoning_text
+from agentgov.storage.anomalies import AnomalyRepo, NewReport
+from agentgov.storage.audit import AuditEntry
+from agentgov.storage.database import DatabaseError, Row
+from agentgov.storage.detectors import ModelVersion
+from agentgov.timeutil import parse_iso
+
+if TYPE_CHECKING:
+    from agentgov.services import Services
+
+log = logging.getLogger("agentgov.anomaly")
+
+#: Seconds a batch of entries to score waits for more.
+LINGER = 0.05
+#: Entries read to prime the agents' recent context when a model is loaded.
+PRIME_ENTRIES = 2000
+#: Training parameters a request may set (the rest are the model's defaults).
+TRAINING_PARAMS = ("target_alert_rate", "session_gap_seconds", "min_events_per_agent", "window_days", "max_rows")
+
+
+def severity_of(score: float, threshold: float) -> str:
+    """`critical` far over the threshold, then `high`, then `medium` just over it."""
+    if score >= max(0.85, threshold + 0.4):
+        return "critical"
+    if score >= max(0.6, threshold + 0.2):
+        return "high"
+    return "medium"
+
+
+def event_of_row(row: Row) -> ActionEvent:
+    """An audit row (`training_rows`, `recent_actions`) as the model's event."""
+    data = json.loads(row["input"]) if row["input"] else None
+    reasoning = json.loads(row["reasoning"]) if row["reasoning"] else None
+    return ActionEvent(
+        agent_id=row["agent_id"],
+        action=row["action"],
+        timestamp=parse_iso(row["ts"]),
+        resource=row["resource"],
+        input=data if isinstance(data, dict) else None,
+        reasoning=reasoning_text(reasoning),
+    )
+
+
+def event_of_entry(entry: AuditEntry) -> ActionEvent:
+    data = json.loads(entry.input) if entry.input else None
+    reasoning = json.loads(entry.reasoning) if entry.reasoning else None
+    return ActionEvent(
+        agent_id=entry.agent_id,
+        action=entry.action,
+        timestamp=parse_iso(entry.timestamp),
+        resource=entry.resource,
+        input=data if isinstance(data, dict) else None,
+        reasoning=reasoning_text(reasoning),
+    )
+
+
+def fit_anomaly(payload: list[dict[str, Any]], params: dict[str, Any]) -> FitResult:
+    """Runs in a worker process: fit the model on the history rows. Raises `NotEnoughHistory` (a
+    `ValueError`) when no agent has enough of it."""
+    model_params = AnomalyParams.from_dict({k: v for k, v in params.items() if k not in ("window_days", "max_rows")})
+    events = [
+        ActionEvent(
+            agent_id=row["agent_id"],
+            action=row["action"],
+            timestamp=datetime.fromisoformat(row["ts"].replace("Z", "+00:00")),
+            resource=row["resource"],
+            input=row["input"],
+            reasoning=row["reasoning"],
+        )
+        for row in payload
+    ]
+    model = fit(events, model_params)
+    return FitResult(
+        model=json.dumps(model.to_document(), separators=(",", ":")),
+        threshold=model.threshold,
+        metrics=model.metrics,
+        params={**model_params.to_dict(), **{k: params[k] for k in ("window_days", "max_rows") if k in params}},
+    )
+
+
+class AnomalyKind:
+    """The anomaly detector as a `DetectorKind`."""
+
+    name = "anomaly"
+
+    def fit_function(self) -> Any:
+        return fit_anomaly
+
+    def check_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(params) - set(TRAINING_PARAMS))
+        if unknown:
+            raise InvalidMessage(f"unknown training parameter(s): {', '.join(unknown)}; allowed: {TRAINING_PARAMS}")
+        model_part = {k: v for k, v in params.items() if k not in ("window_days", "max_rows")}
+        try:
+            AnomalyParams.from_dict(model_part)
+        except (TypeError, ValueError) as exc:
+            raise InvalidMessage(str(exc)) from None
+        for name in ("window_days", "max_rows"):
+            value = params.get(name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
+                raise InvalidMessage(f"{name} must be a positive number")
+        return dict(params)
+
+    async def load(self, services: Services, tenant_id: str, params: dict[str, Any]) -> TrainingData:
+        settings = services.settings.detectors
+        rows = await AnomalyRepo(services.db).training_rows(
+            tenant_id,
+            window_days=float(params.get("window_days", settings.window_days)),
+            limit=int(params.get("max_rows", settings.max_rows)),
+        )
+        if not rows:
+            raise TrainingRefused("the tenant has no logged actions to learn from")
+        payload = []
+        for row in rows:
+            event = event_of_row(row)
+            payload.append(
+                {
+                    "agent_id": event.agent_id,
+                    "action": event.action,
+                    "ts": row["ts"],
+                    "resource": event.resource,
+                    "input": dict(event.input) if event.input is not None else None,
+                    "reasoning": event.reasoning,
+                }
+            )
+        return TrainingData(payload, len(rows), rows[0]["ts"], rows[-1]["ts"])
+
+    def activate(self, version: ModelVersion, threshold: float | None) -> AnomalyModel:
+        if version.model is None:
+            raise ValueError("the version was read without its model")
+        model = AnomalyModel.from_document(json.loads(version.model))
+        return model if threshold is None else model.with_threshold(threshold)
+
+    async def should_auto_train(self, services: Services, tenant_id: str, state: DetectorState) -> bool:
+        settings = services.settings.detectors
+        repo = AnomalyRepo(services.db)
+        if state.active_version is None:
+            return await repo.count_actions(tenant_id) >= settings.min_history
+        view = services.actors.view(f"detector:anomaly:{tenant_id}", DetectorView)
+        if view is None or view.trained_at is None or model_age_hours(view) < settings.retrain_hours:
+            return False
+        return await repo.count_actions(tenant_id, received_after=view.trained_at) > 0
+
+
+ANOMALY = AnomalyKind()
+
+
+def anomaly_detector(services: Services, tenant_id: str) -> ActorRef[Any]:
+    return detector(services, tenant_id, ANOMALY)
+
+
+# ---------------------------------------------------------------------------------------------- scoring
+
+
+@dataclasses.dataclass(frozen=True)
+class ScoreEntries:
+    """Score these committed entries (told by the audit actor)."""
+
+    entries: tuple[AuditEntry, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Tick:
+    pass
+
+
+@dataclasses.dataclass
+class ScoringCounters:
+    """What a process's scorer of one tenant did since it started (written only by the scorer actor)."""
+
+    scored: int = 0
+    flagged: int = 0
+
+
+@dataclasses.dataclass
+class ScoringView:
+    """The scorer as published: `peek` scores an action in its agent's context without changing it."""
+
+    version: int
+    scorer: Scorer
+    counters: ScoringCounters
+
+    def peek(self, agent_id: str, action: str, resource: str, when: datetime) -> dict[str, Any]:
+        verdict = self.scorer.score(ActionEvent(agent_id, action, when, resource=resource), remember=False)
+        return public_verdict(verdict, self.version)
+
+
+def public_verdict(verdict: AnomalyScore, version: int) -> dict[str, Any]:
+    return {**verdict.to_json(), "model_version": version}
+
+
+class AnomalyScorerActor(Actor[ScoreEntries | _Tick]):
+    """See the module docstring."""
+
+    max_batch = 64
+    linger = LINGER
+
+    def __init__(self, services: Services, tenant_id: str) -> None:
+        self.services = services
+        self.tenant_id = tenant_id
+        self.repo = AnomalyRepo(services.db)
+        self._ctx: ActorContext | None = None
+        self._version: int | None = None
+        self._threshold: float | None = None
+        self._scorer: Scorer | None = None
+        self._horizon: int | None = None  # the highest sequence handed to this actor so far
+        self._ticker = PeriodicTicker(1.0, _Tick())
+        self.counters = ScoringCounters()
+
+    async def on_start(self, ctx: ActorContext) -> None:
+        self._ctx = ctx
+        self._ticker.start(ctx)
+
+    async def handle(self, message: ScoreEntries | _Tick) -> Any:
+        return (await self.handle_batch([message]))[0].unwrap()
+
+    async def handle_batch(self, messages: list[ScoreEntries | _Tick]) -> list[Any]:
+        entries = [e for m in messages if isinstance(m, ScoreEntries) for e in m.entries]
+        if any(isinstance(m, _Tick) for m in messages):
+            self._ticker.poke()
+        # Priming reads committed entries: only those before the ones this actor has been handed, since
+        # committed entries may still be queued here (they must be scored, not primed).
+        first = min((e.sequence for e in entries), default=None)
+        before = first if first is not None else (None if self._horizon is None else self._horizon + 1)
+        if entries or self._horizon is not None:
+            await self._follow(before_sequence=before)
+        if entries:
+            self._horizon = max([self._horizon or 0, *(e.sequence for e in entries)])
+            if self._scorer is not None:
+                await self._score(entries)
+        return [Value(None) for _ in messages]
+
+    async def _follow(self, before_sequence: int | None) -> None:
+        """Serve the detector's active version: build a scorer when it changed, primed with the newest entries
+        before `before_sequence`."""
+        name = f"detector:anomaly:{self.tenant_id}"
+        view = self.services.actors.view(name, DetectorView)
+        if view is None:
+            try:
+                view = await anomaly_detector(self.services, self.tenant_id).ask(Refresh())
+            except (MailboxFull, ActorStopped, DatabaseError) as exc:
+                log.warning("anomaly model not loaded", extra=fields(tenant_id=self.tenant_id, error=str(exc)))
+                return
+        model = view.model if isinstance(view.model, AnomalyModel) else None
+        if model is None or view.version is None:
+            self._scorer, self._version = None, None
+            return
+        if view.version == self._version and view.threshold == self._threshold:
+            return
+        if self._scorer is not None and view.version == self._version:  # a new threshold: same contexts
+            self._scorer.model = model
+            self._threshold = view.threshold
+            return
+        scorer = model.scorer()
+        try:
+            rows = await self.repo.recent_actions(self.tenant_id, PRIME_ENTRIES, before_sequence=before_sequence)
+        except DatabaseError as exc:
+            log.warning("anomaly model not loaded", extra=fields(tenant_id=self.tenant_id, error=str(exc)))
+            return
+        for row in rows:
+            scorer.observe(event_of_row(row))
+        self._scorer, self._version, self._threshold = scorer, view.version, view.threshold
+        if self._ctx is not None:
+            self._ctx.publish(ScoringView(view.version, scorer, self.counters))
+        log.info("anomaly model loaded", extra=fields(tenant_id=self.tenant_id, version=view.version))
+
+    async def _score(self, entries: list[AuditEntry]) -> None:
+        scorer, version = self._scorer, self._version
+        assert scorer is not None and version is not None
+        verdicts: list[tuple[str, dict[str, Any]]] = []
+        reports: list[NewReport] = []
+        for entry in sorted(entries, key=lambda e: e.sequence):
+            if entry.kind != "action" or entry.duplicate:
+                continue
+            try:
+                verdict = scorer.score(event_of_entry(entry))
+            except ValueError as exc:  # an entry the model cannot read is left unscored
+                log.warning(
+                    "entry not scored", extra=fields(tenant_id=self.tenant_id, entry_id=entry.id, error=str(exc))
+                )
+                continue
+            verdicts.append((entry.id, public_verdict(verdict, version)))
+            if verdict.is_anomaly:
+                reports.append(
+                    NewReport(
+                        agent_id=entry.agent_id,
+                        audit_log_id=entry.id,
+                        type=verdict.kind or "unusual",
+                        severity=severity_of(verdict.score, scorer.model.threshold),
+                        score=round(verdict.score, 4),
+                        description=verdict.reasons[0] if verdict.reasons else "unusual action for this agent",
+                        reasons=verdict.reasons,
+                        source="detector",
+                        model_version=version,
+                        reported_by="system:anomaly-detector",
+                        occurred_at=entry.timestamp,
+                    )
+                )
+        if not verdicts:
+            return
+        try:
+            stored = await self.repo.annotate(self.tenant_id, verdicts, reports)
+        except DatabaseError as exc:
+            log.error("anomaly verdicts not stored", extra=fields(tenant_id=self.tenant_id, error=str(exc)))
+            return
+        self.counters.scored += len(verdicts)
+        self.counters.flagged += len(stored)
+        for report in stored:
+            try:
+                notifier(self.services, self.tenant_id).tell(Publish("anomaly.detected", report.to_public()))
+            except (MailboxFull, ActorStopped) as exc:
+                log.warning("anomaly.detected not published", extra=fields(tenant_id=self.tenant_id, error=str(exc)))
+
+
+def anomaly_scorer(services: Services, tenant_id: str) -> ActorRef[ScoreEntries | _Tick]:
+    return services.actors.get_or_spawn(f"anomaly-scorer:{tenant_id}", lambda: AnomalyScorerActor(services, tenant_id))
+
+
+def score_committed(services: Services, tenant_id: str, entries: list[AuditEntry]) -> None:
+    """Hand committed action entries to the tenant's scorer (never blocks, never fails the write)."""
+    actions = tuple(e for e in entries if e.kind == "action" and not e.duplicate)
+    if not actions:
+        return
+    try:
+        anomaly_scorer(services, tenant_id).tell(ScoreEntries(actions))
+    except (MailboxFull, ActorStopped) as exc:
+        log.warning("entries not scored", extra=fields(tenant_id=tenant_id, entries=len(actions), error=str(exc)))
+
+
+def scoring_view(services: Services, tenant_id: str) -> ScoringView | None:
+    return services.actors.view(f"anomaly-scorer:{tenant_id}", ScoringView)

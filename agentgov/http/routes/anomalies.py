@@ -1,0 +1,506 @@
+"""Anomaly reports and the anomaly detector's lifecycle.
+
+Reading (reports, statistics, detector status, metrics, versions, training status) needs `anomalies:read`
+(Security Analyst+); a manual report `anomalies:report` (Developer+); training, cancelling, rolling back and
+setting the threshold `anomalies:manage` (Admin+). See docs/anomaly-detection.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import timedelta
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, Field
+from quart import Blueprint, request
+from quart_schema import document_request, document_response, tag
+
+from agentgov.actors.notifier import Publish, notifier
+from agentgov.actors.registry import AgentNotFound, lookup_agent
+from agentgov.detection.anomaly import ANOMALY, anomaly_detector, anomaly_scorer, scoring_view
+from agentgov.detection.lifecycle import (
+    CancelTraining,
+    DetectorView,
+    NothingToCancel,
+    Rollback,
+    SetThreshold,
+    StartTraining,
+    TrainingInProgress,
+    VersionNotFound,
+    detector_view,
+)
+from agentgov.http.actor_calls import ask_actor
+from agentgov.http.auth import Scheme, authorize, principal, services, tenant_id
+from agentgov.http.errors import ApiError
+from agentgov.http.ids import parse_uuid
+from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, RequestModel, page
+from agentgov.http.validation import json_body, parse_model, query, read_json
+from agentgov.logs import fields
+from agentgov.security.roles import Permission
+from agentgov.storage.anomalies import AnomalyRepo, NewReport, ReportFilter
+from agentgov.storage.audit import AuditRepo
+from agentgov.storage.detectors import DetectorRepo, TrainingTask
+from agentgov.timeutil import now, to_iso
+
+bp = Blueprint("anomalies", __name__)
+log = logging.getLogger("agentgov.anomaly")
+DETECTOR = "The anomaly detector"
+Severity = Literal["low", "medium", "high", "critical"]
+MAX_VERSION = 2**31 - 1
+
+
+class ReportOut(BaseModel):
+    id: str
+    agent_id: str
+    audit_log_id: str | None
+    type: str = Field(description="new_tool, burst, off_hours, sequence, arguments, reasoning, or manual")
+    severity: str = Field(description="low, medium, high or critical")
+    score: float | None = Field(description="the detector's score (null for a manual report)")
+    description: str
+    reasons: list[str]
+    source: str = Field(description="detector or manual")
+    model_version: int | None
+    reported_by: str
+    occurred_at: str = Field(description="when the action happened (event time)")
+    created_at: str
+
+
+class ReportQuery(BaseModel):
+    agent_id: uuid.UUID | None = None
+    severity: Severity | None = None
+    type: str | None = Field(default=None, min_length=1, max_length=50)
+    since: AwareDatetime | None = Field(default=None, description="event time, inclusive (ISO 8601 with a zone)")
+    until: AwareDatetime | None = Field(default=None, description="event time, exclusive")
+    skip: int = Field(default=0, ge=0, description="reports to skip (reported as offset)")
+    limit: int = Field(default=DEFAULT_PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE)
+
+
+class StatsQuery(BaseModel):
+    agent_id: uuid.UUID | None = None
+    since: AwareDatetime | None = Field(default=None, description="default: 30 days before until")
+    until: AwareDatetime | None = Field(default=None, description="default: now")
+
+
+class StatsOut(BaseModel):
+    since: str
+    until: str
+    total: int
+    by_type: dict[str, int]
+    by_severity: dict[str, int]
+    by_agent: dict[str, int]
+    by_source: dict[str, int]
+    by_day: dict[str, int] = Field(description="reports per UTC day (YYYY-MM-DD) of their event time")
+
+
+class ManualReport(RequestModel):
+    agent_id: uuid.UUID = Field(description="an agent of this tenant")
+    audit_log_id: uuid.UUID | None = Field(default=None, description="the audit entry concerned, if any")
+    description: str = Field(min_length=1, max_length=2000)
+    severity: Severity = "medium"
+    type: str = Field(default="manual", min_length=1, max_length=50)
+
+
+class TrainRequest(RequestModel):
+    target_alert_rate: float | None = Field(
+        default=None, gt=0, lt=0.5, description="share of normal traffic over the threshold (default: setting)"
+    )
+    session_gap_seconds: float | None = Field(default=None, gt=0, le=86400)
+    min_events_per_agent: int | None = Field(default=None, ge=5, le=100000)
+    window_days: float | None = Field(default=None, gt=0, le=3650, description="history to learn from")
+    max_rows: int | None = Field(default=None, ge=100, le=5_000_000)
+
+
+class ThresholdIn(RequestModel):
+    threshold: float | None = Field(ge=0.0, le=1.0, description="0..1; null goes back to the version's own")
+
+
+class TaskOut(BaseModel):
+    task_id: str
+    detector: str
+    status: str = Field(description="queued, running, succeeded, failed or cancelled")
+    phase: str = Field(description="queued, loading, fitting, storing, then the final status")
+    progress: float = Field(description="0..1")
+    params: dict[str, Any]
+    requested_by: str
+    trigger: str = Field(description="manual or automatic")
+    version: int | None = Field(description="the version written (succeeded)")
+    error: str | None = Field(description="why it failed")
+    created_at: str
+    started_at: str | None
+    finished_at: str | None
+
+
+class TrainAccepted(TaskOut):
+    status_url: str
+
+
+class VersionOut(BaseModel):
+    version: int
+    active: bool
+    created_at: str
+    trained_by: str
+    task_id: str | None
+    training_window: dict[str, str | None]
+    rows: int
+    params: dict[str, Any]
+    metrics: dict[str, Any]
+    threshold: float
+
+
+class VersionQuery(BaseModel):
+    skip: int = Field(default=0, ge=0)
+    limit: int = Field(default=DEFAULT_PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE)
+
+
+class AutoTrainingOut(BaseModel):
+    enabled: bool
+    min_history: int
+    retrain_hours: float
+
+
+class StatusOut(BaseModel):
+    detector: str
+    model_kind: str
+    active_version: int | None
+    threshold: float | None
+    threshold_overridden: bool
+    trained_at: str | None
+    entries_scored: int = Field(description="entries this process scored since it started")
+    anomalies_reported: int = Field(description="reports this process's detector created since it started")
+    auto_training: AutoTrainingOut
+    running_task: TaskOut | None
+    last_task: TaskOut | None
+
+
+class MetricsOut(BaseModel):
+    active_version: int | None
+    threshold: float | None
+    validation: dict[str, Any] = Field(description="figures of the active version on its training window")
+    manual_reports: dict[str, Any] = Field(description="precision and recall against manual reports of entries")
+    live: dict[str, int]
+
+
+def _repo() -> DetectorRepo:
+    return DetectorRepo(services().db, ANOMALY.name)
+
+
+def _task(task: TrainingTask) -> dict[str, Any]:
+    return TaskOut(**task.to_public()).model_dump()
+
+
+def _conflict(exc: TrainingInProgress) -> ApiError:
+    return ApiError(
+        409,
+        f"Training task {exc.task.id} is already {exc.task.status}; cancel it or wait for it to finish",
+        task_id=exc.task.id,
+    )
+
+
+async def _view() -> DetectorView:
+    view: DetectorView = await detector_view(services(), tenant_id(), ANOMALY)
+    return view
+
+
+# ------------------------------------------------------------------------------------------------ reports
+
+
+@bp.get("/anomalies")
+@authorize(Scheme.API_KEY, permission=Permission.ANOMALIES_READ)
+@tag(["anomalies"])
+@query(ReportQuery)
+@document_response(Page[ReportOut])
+async def list_reports(query: ReportQuery) -> dict[str, Any]:
+    """Anomaly reports (the detector's and manual ones), newest event first; filter by agent, severity, type and
+    event time."""
+    where = ReportFilter(
+        agent_id=None if query.agent_id is None else str(query.agent_id),
+        severity=query.severity,
+        type=query.type,
+        since=None if query.since is None else to_iso(query.since),
+        until=None if query.until is None else to_iso(query.until),
+    )
+    reports, total = await AnomalyRepo(services().db).list_reports(
+        tenant_id(), where, limit=query.limit, offset=query.skip
+    )
+    return page([r.to_public() for r in reports], total, query.limit, query.skip)
+
+
+@bp.get("/anomalies/stats")
+@authorize(Scheme.API_KEY, permission=Permission.ANOMALIES_READ)
+@tag(["anomalies"])
+@query(StatsQuery)
+@document_response(StatsOut)
+async def stats(query: StatsQuery) -> dict[str, Any]:
+    """Counts of reports by type, severity, agent, source and day over a window (default: the last 30 days)."""
+    until = query.until or now()
+    since = query.since or until - timedelta(days=30)
+    if since >= until:
+        raise ApiError(422, "Invalid query: since must be before until")
+    where = ReportFilter(
+        agent_id=None if query.agent_id is None else str(query.agent_id), since=to_iso(since), until=to_iso(until)
+    )
+    figures = await AnomalyRepo(services().db).stats(tenant_id(), where)
+    return {"since": to_iso(since), "until": to_iso(until), **figures}
+
+
+@bp.post("/anomalies/report")
+@authorize(Scheme.API_KEY, permission=Permission.ANOMALIES_REPORT)
+@tag(["anomalies"])
+@json_body(ManualReport)
+@document_response(ReportOut, 201)
+async def report(data: ManualReport) -> tuple[dict[str, Any], int]:
+    """Report an anomaly by hand (Developer+). 404 when the agent or the audit entry is not this tenant's.
+    Publishes `anomaly.detected`; manual reports of entries also measure the detector (`/detector/metrics`)."""
+    tid, svc = tenant_id(), services()
+    agent_id = str(data.agent_id)
+    try:
+        await lookup_agent(svc, tid, agent_id)
+    except AgentNotFound:
+        raise ApiError(404, "Agent not found") from None
+    occurred_at = to_iso(now())
+    entry_id = None
+    if data.audit_log_id is not None:
+        entry = await AuditRepo(svc.db).get(tid, str(data.audit_log_id))
+        if entry is None:
+            raise ApiError(404, "Audit entry not found")
+        if entry.agent_id != agent_id:
+            raise ApiError(422, "Invalid request body: the audit entry is not an action of that agent")
+        entry_id, occurred_at = entry.id, entry.timestamp
+    stored = await AnomalyRepo(svc.db).create_report(
+        tid,
+        NewReport(
+            agent_id=agent_id,
+            audit_log_id=entry_id,
+            type=data.type,
+            severity=data.severity,
+            score=None,
+            description=data.description,
+            reasons=[],
+            source="manual",
+            model_version=None,
+            reported_by=principal().actor_label,
+            occurred_at=occurred_at,
+        ),
+    )
+    notifier(svc, tid).tell(Publish("anomaly.detected", stored.to_public()))
+    return stored.to_public(), 201
+
+
+# ----------------------------------------------------------------------------------------------- detector
+
+
+@bp.get("/anomalies/detector/status")
+@authorize(Scheme.API_KEY, permission=Permission.ANOMALIES_READ)
+@tag(["anomalies"])
+@document_response(StatusOut)
+async def detector_status() -> dict[str, Any]:
+    """The active version, its threshold and age, what this process scored, automatic training, and the
+    running (or last) training task."""
+    svc, tid = services(), tenant_id()
+    view = await _view()
+    latest = await _repo().latest_task(tid)
+    settings = svc.settings.detectors
+    model = view.model
+    return {
+        "detector": "anomaly",
+        "model_kind": "per-agent behaviour profiles (tools, session paths, timing, arguments, reasoning)",
+        "active_version": view.version,
+        "threshold": None if model is None else model.threshold,
+        "threshold_overridden": view.threshold is not None,
+        "trained_at": view.trained_at,
+        **_live_counters(tid),
+        "auto_training": {
+            "enabled": settings.auto_train,
+            "min_history": settings.min_history,
+            "retrain_hours": settings.retrain_hours,
+        },
+        "running_task": _task(latest) if latest is not None and latest.live else None,
+        "last_task": _task(latest) if latest is not None and not latest.live else None,
+    }
+
+
+def _live_counters(tid: str) -> dict[str, int]:
+    """What this process's scorer counted (it is started here if it was not running)."""
+    svc = services()
+    scoring = scoring_view(svc, tid)
+    if scoring is None:
+        anomaly_scorer(svc, tid)
+        return {"entries_scored": 0, "anomalies_reported": 0}
+    return {"entries_scored": scoring.counters.scored, "anomalies_reported": scoring.counters.flagged}
+
+
+@bp.get("/anomalies/detector/metrics")
+@authorize(Scheme.API_KEY, permission=Permission.ANOMALIES_READ)
+@tag(["anomalies"])
+@document_response(MetricsOut)
+async def detector_metrics() -> dict[str, Any]:
+    """The active version's validation figures (replayed held-out part of its training window: alert rate and
+    score distribution), precision and recall against manual reports of audit entries made since it was
+    trained, and this process's live counters."""
+    svc, tid = services(), tenant_id()
+    view = await _view()
+    validation: dict[str, Any] = {}
+    manual: dict[str, Any] = {"reports": 0, "flagged": 0, "recall": None, "precision": None}
+    if view.version is not None and view.trained_at is not None:
+        stored = await _repo().get_version(tid, view.version)
+        validation = {} if stored is None else stored.metrics
+        repo = AnomalyRepo(svc.db)
+        reports = [r for r in await repo.manual_reports_since(tid, view.trained_at) if r.audit_log_id]
+        entries = [await AuditRepo(svc.db).get(tid, r.audit_log_id or "") for r in reports]
+        flagged = sum(1 for e in entries if e is not None and e.anomaly and '"is_anomaly": true' in e.anomaly)
+        detected, _ = await repo.list_reports(tid, ReportFilter(since=view.trained_at), limit=MAX_PAGE_SIZE, offset=0)
+        detector_flags = [r for r in detected if r.source == "detector"]
+        confirmed = {r.audit_log_id for r in reports}
+        manual = {
+            "reports": len(reports),
+            "flagged": flagged,
+            "recall": None if not reports else round(flagged / len(reports), 4),
+            "precision": None
+            if not reports or not detector_flags
+            else round(sum(1 for r in detector_flags if r.audit_log_id in confirmed) / len(detector_flags), 4),
+        }
+    return {
+        "active_version": view.version,
+        "threshold": None if view.model is None else view.model.threshold,
+        "validation": validation,
+        "manual_reports": manual,
+        "live": _live_counters(tid),
+    }
+
+
+@bp.get("/anomalies/detector/versions")
+@authorize(Scheme.API_KEY, permission=Permission.ANOMALIES_READ)
+@tag(["anomalies"])
+@query(VersionQuery)
+@document_response(Page[VersionOut])
+async def versions(query: VersionQuery) -> dict[str, Any]:
+    """Stored model versions, newest first; `active` marks the one in use."""
+    tid = tenant_id()
+    state = await _repo().state(tid)
+    items, total = await _repo().versions(tid, limit=query.limit, offset=query.skip)
+    return page([v.to_public(active=v.version == state.active_version) for v in items], total, query.limit, query.skip)
+
+
+@bp.post("/anomalies/detector/train")
+@authorize(Scheme.API_KEY, permission=Permission.ANOMALIES_MANAGE)
+@tag(["anomalies"])
+@document_request(TrainRequest)
+@document_response(TrainAccepted, 202)
+async def train() -> tuple[dict[str, Any], int, dict[str, str]]:
+    """Start training on the tenant's logged actions (Admin+): 202 with the task; follow it at `status_url`.
+    The body is optional (training parameters). 409 naming the task when one is already queued or running
+    (in any process)."""
+    raw = await request.get_data(as_text=False)
+    body = TrainRequest() if not raw.strip() else parse_model(TrainRequest, await read_json())
+    params = body.model_dump(exclude_none=True)
+    task: TrainingTask = await ask_actor(
+        anomaly_detector(services(), tenant_id()),
+        StartTraining(requested_by=principal().actor_label, params=params),
+        what=DETECTOR,
+        errors={TrainingInProgress: _conflict},
+    )
+    url = f"/api/v1/anomalies/detector/training-status/{task.id}"
+    return {**_task(task), "status_url": url}, 202, {"Location": url}
+
+
+@bp.get("/anomalies/detector/training/status")
+@authorize(Scheme.API_KEY, permission=Permission.ANOMALIES_READ)
+@tag(["anomalies"])
+@document_response(TaskOut)
+async def current_training() -> dict[str, Any]:
+    """The running training task, else the last one; 404 when the tenant never trained."""
+    task = await _repo().latest_task(tenant_id())
+    if task is None:
+        raise ApiError(404, "No training task yet")
+    return _task(task)
+
+
+@bp.get("/anomalies/detector/training-status/<task_id>")
+@authorize(Scheme.API_KEY, permission=Permission.ANOMALIES_READ)
+@tag(["anomalies"])
+@document_response(TaskOut)
+async def training_status(task_id: str) -> dict[str, Any]:
+    """One training task of this tenant (404 for an unknown id or another tenant's)."""
+    task = await _repo().get_task(tenant_id(), parse_uuid(task_id, "task_id"))
+    if task is None:
+        raise ApiError(404, "Training task not found")
+    return _task(task)
+
+
+@bp.post("/anomalies/detector/rollback/<version>")
+@authorize(Scheme.API_KEY, permission=Permission.ANOMALIES_MANAGE)
+@tag(["anomalies"])
+@document_response(VersionOut)
+async def rollback(version: str) -> dict[str, Any]:
+    """Activate a stored version (Admin+): an older one (rollback) or a newer one again. Every process serves it
+    within about a second. 404 for a version that is not stored (never trained, or removed by retention)."""
+    number = _version_number(version)
+    tid = tenant_id()
+    await ask_actor(
+        anomaly_detector(services(), tid),
+        Rollback(number),
+        what=DETECTOR,
+        errors={VersionNotFound: lambda _: ApiError(404, f"Model version {number} not found")},
+    )
+    stored = await _repo().get_version(tid, number)
+    if stored is None:  # removed between the two reads
+        raise ApiError(404, f"Model version {number} not found")
+    return stored.to_public(active=True)
+
+
+@bp.put("/anomalies/detector/threshold")
+@authorize(Scheme.API_KEY, permission=Permission.ANOMALIES_MANAGE)
+@tag(["anomalies"])
+@json_body(ThresholdIn)
+@document_response(StatusOut)
+async def set_threshold(data: ThresholdIn) -> dict[str, Any]:
+    """Set this tenant's alert threshold on the 0..1 score (Admin+), or `null` for the calibrated one of the
+    active version. 409 without an active version."""
+    view = await _view()
+    if view.version is None:
+        raise ApiError(409, "No model version is active yet; train the detector first")
+    await ask_actor(anomaly_detector(services(), tenant_id()), SetThreshold(data.threshold), what=DETECTOR)
+    return await detector_status()
+
+
+@bp.delete("/anomalies/detector/cancel")
+@authorize(Scheme.API_KEY, permission=Permission.ANOMALIES_MANAGE)
+@tag(["anomalies"])
+@document_response(TaskOut)
+async def cancel() -> dict[str, Any]:
+    """Cancel the running training (Admin+): its worker process is killed, the task ends `cancelled`, nothing
+    is stored and the active version stays. 409 when no training is running."""
+    task: TrainingTask = await ask_actor(
+        anomaly_detector(services(), tenant_id()),
+        CancelTraining(),
+        what=DETECTOR,
+        errors={NothingToCancel: lambda exc: ApiError(409, f"Conflict: {exc}")},
+    )
+    return _task(task)
+
+
+def _version_number(raw: str) -> int:
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_VERSION:
+        raise ApiError(
+            422,
+            "Invalid path parameter: version must be a positive integer",
+            errors=[{"field": "version", "message": "a positive integer", "type": "value"}],
+        )
+    return int(raw)
+
+
+@bp.before_app_serving
+async def _fail_orphaned_training() -> None:
+    """A training task left queued or running by a process that stopped is failed at start: with SQLite every
+    live task is (one process owns the database); with PostgreSQL those whose heartbeat is older than the lease
+    (`TRAINING_LEASE_SECONDS`), the others being another live process's."""
+    svc = services()
+    owner = svc.instance_id if svc.db.dialect == "sqlite" else None
+    try:
+        failed = await _repo().fail_orphaned_tasks(lease_seconds=svc.settings.detectors.training_lease, owner=owner)
+    except Exception:
+        log.exception("could not fail orphaned training tasks")
+        return
+    if failed:
+        log.warning("training tasks of a stopped process marked failed", extra=fields(tasks=failed))
