@@ -320,6 +320,9 @@ class DetectorActor(Actor[DetectorMessage]):
                             await ref.ask(Refresh())
             if running.scope.cancelled_caught:
                 status = CANCELLED
+        except trio.Cancelled:  # the actor is stopping (shutdown): as if an operator had cancelled
+            status = CANCELLED
+            raise
         except (TrainingRefused, ValueError) as exc:
             error = str(exc)
         except trio_parallel.BrokenWorkerError as exc:  # the worker process died (e.g. out of memory)
