@@ -265,14 +265,22 @@ class DetectorRepo:
         def run(conn: Connection) -> None:
             conn.insert_rows("detector_tasks", [row])
 
-        try:
-            await self.db.write(run)
-        except IntegrityError:
-            live = await self.live_task(tenant_id)
-            if live is None:  # finished in between: the caller may simply try again
-                raise
-            raise TrainingInProgress(live) from None
-        return TrainingTask.from_row(row)
+        for _ in range(3):
+            try:
+                await self.db.write(run)
+                return TrainingTask.from_row(row)
+            except IntegrityError:
+                live = await self.live_task(tenant_id)
+                if live is not None:
+                    raise TrainingInProgress(live) from None
+                # the live task ended between the insert and the read: try again
+        raise TrainingInProgress(await self._latest_or_fail(tenant_id))
+
+    async def _latest_or_fail(self, tenant_id: str) -> TrainingTask:
+        task = await self.latest_task(tenant_id)
+        if task is None:
+            raise RuntimeError("training tasks keep conflicting but none is stored")
+        return task
 
     async def progress(self, tenant_id: str, task_id: str, *, phase: str, progress: float) -> None:
         """Mark the task `running` in `phase` (also its heartbeat)."""

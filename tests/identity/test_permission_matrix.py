@@ -84,6 +84,18 @@ EXPECTED: dict[tuple[str, str], str | None] = {
     ("POST", "/api/v1/hitl/reject/<approval_id>"): "hitl:decide",
     ("GET", "/api/v1/hitl/status/<approval_id>"): "hitl:read",
     ("GET", "/api/v1/hitl/pending"): "hitl:read",
+    ("GET", "/api/v1/anomalies"): "anomalies:read",
+    ("GET", "/api/v1/anomalies/stats"): "anomalies:read",
+    ("POST", "/api/v1/anomalies/report"): "anomalies:report",
+    ("GET", "/api/v1/anomalies/detector/status"): "anomalies:read",
+    ("GET", "/api/v1/anomalies/detector/metrics"): "anomalies:read",
+    ("GET", "/api/v1/anomalies/detector/versions"): "anomalies:read",
+    ("POST", "/api/v1/anomalies/detector/train"): "anomalies:manage",
+    ("GET", "/api/v1/anomalies/detector/training/status"): "anomalies:read",
+    ("GET", "/api/v1/anomalies/detector/training-status/<task_id>"): "anomalies:read",
+    ("POST", "/api/v1/anomalies/detector/rollback/<version>"): "anomalies:manage",
+    ("PUT", "/api/v1/anomalies/detector/threshold"): "anomalies:manage",
+    ("DELETE", "/api/v1/anomalies/detector/cancel"): "anomalies:manage",
 }
 _SKIP_ENDPOINTS = {"openapi", "swagger_ui", "_docs_assets.asset", "static"}
 TENANT_ROLES = [Role.DEVELOPER, Role.SECURITY_ANALYST, Role.ADMIN]
