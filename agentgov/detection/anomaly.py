@@ -51,8 +51,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("agentgov.anomaly")
 
-#: Seconds a batch of entries to score waits for more.
-LINGER = 0.05
+#: Seconds a batch of entries to score waits for more (fewer, larger write transactions beside the audit writer).
+LINGER = 0.25
 #: Entries read to prime the agents' recent context when a model is loaded.
 PRIME_ENTRIES = 2000
 #: Training parameters a request may set (the rest are the model's defaults).
@@ -233,7 +233,7 @@ def public_verdict(verdict: AnomalyScore, version: int) -> dict[str, Any]:
 class AnomalyScorerActor(Actor[ScoreEntries | _Tick]):
     """See the module docstring."""
 
-    max_batch = 64
+    max_batch = 256
     linger = LINGER
 
     def __init__(self, services: Services, tenant_id: str) -> None:
