@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agentgov.ml.anomaly import ActionEvent, AnomalyModel, AnomalyParams, ModelFormatError, NotEnoughHistory, fit
-from agentgov.ml.anomaly.model import fisher, tippett
+from agentgov.ml.anomaly.model import AnomalyScore, fisher, learn_session_gap, tippett
+from agentgov.ml.anomaly.profile import Context
 
 TASKS = [
     ["search_files", "read_file", "summarise"],
@@ -183,3 +184,80 @@ def test_combinations() -> None:
     assert fisher([]) == 1.0 and tippett([]) == 1.0
     assert tippett([0.01, 0.9]) == pytest.approx(1 - 0.99**2)
     assert fisher([0.01, 0.01]) < 0.01
+
+
+def test_each_agent_learns_the_silence_between_its_sessions() -> None:
+    """Calls 3-15 s apart, sessions hours apart: the learnt gap lies between the two, below the maximum."""
+    events = sorted(history(), key=lambda e: e.timestamp)
+    gap = learn_session_gap(events, 900.0)
+    assert 15.0 < gap <= 900.0
+    steady = [ActionEvent("a1", "poll", MONDAY_10 + timedelta(seconds=5 * i)) for i in range(50)]
+    assert learn_session_gap(steady, 900.0) == 30.0  # one mode only: the floor, never inside the calls
+    assert learn_session_gap(steady[:5], 600.0) == 600.0  # too few gaps to learn from
+    assert fit(history()).to_document()["agents"]["a1"]["profile"]["session_gap"] == pytest.approx(gap)
+
+
+def task_history(agent: str = "a2", days: int = 14, seed: int = 3) -> list[ActionEvent]:
+    """Two tasks that open alike but for their query: a report (search, read, summarise) and a mail task
+    (search, read, send_email). Either tool is ordinary after read_file; only the task tells them apart."""
+    rng = random.Random(seed)
+    events = []
+    start = datetime(2026, 5, 4, tzinfo=UTC)
+    for day in range(days):
+        date = start + timedelta(days=day)
+        if date.weekday() >= 5:
+            continue
+        for session in range(6):
+            at = date + timedelta(hours=9 + session, minutes=rng.randint(0, 40))
+            query, last = rng.choice([("quarterly report", "summarise"), ("customer mail", "send_email")])
+            for tool, data in (("search_files", {"query": query}), ("read_file", {"path": query}), (last, {})):
+                at += timedelta(seconds=rng.uniform(3, 15))
+                events.append(ActionEvent(agent, tool, at, input=data))
+    return events
+
+
+def test_a_step_foreign_to_the_task_in_hand_is_flagged() -> None:
+    """send_email after read_file is half of the agent's sessions, but never in the report task."""
+    model = fit(task_history())
+
+    def last_step(query: str, last: str) -> AnomalyScore:
+        scorer = model.scorer()
+        for event in task_history():
+            scorer.observe(event)
+        steps = [("search_files", {"query": query}), ("read_file", {"path": query}), (last, {})]
+        verdicts = [
+            scorer.score(ActionEvent("a2", tool, MONDAY_10 + timedelta(seconds=9 * i), input=data))
+            for i, (tool, data) in enumerate(steps)
+        ]
+        return verdicts[-1]
+
+    usual = last_step("customer mail", "send_email")
+    foreign = last_step("quarterly report", "send_email")
+    assert foreign.components["context"] < 0.05 < usual.components["context"]
+    assert foreign.score > usual.score
+    assert not usual.is_anomaly
+    assert "tool send_email unusual in sessions like this one (same tools and arguments so far)" in foreign.reasons
+
+
+def test_a_new_value_weighs_more_where_values_repeat() -> None:
+    """The recipient is one of two accounts every time, the subject is new every time: a new recipient is
+    far more surprising than a new subject."""
+    rng = random.Random(5)
+    events = []
+    at = datetime(2026, 5, 4, 9, tzinfo=UTC)
+    for i in range(120):
+        at += timedelta(minutes=30 if i % 3 == 0 else 0, seconds=rng.uniform(3, 15))
+        data = {"recipient": rng.choice(["GB01", "GB02"]), "subject": f"invoice {i}"}
+        events.append(ActionEvent("a3", "send_money", at, input=data))
+    model = fit(events)
+    profile = model._agents["a3"].profile
+    context = Context()
+    later = at + timedelta(days=1)
+
+    def arguments(recipient: str, subject: str) -> float:
+        event = ActionEvent("a3", "send_money", later, input={"recipient": recipient, "subject": subject})
+        return profile.surprises(event, context)["arguments"]
+
+    assert arguments("GB01", "invoice 7") == 0.0
+    new_subject, new_recipient = arguments("GB01", "lunch"), arguments("US99", "invoice 7")
+    assert 0.0 < new_subject < 0.1 < 3.0 < new_recipient

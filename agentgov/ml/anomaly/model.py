@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -30,17 +31,20 @@ FORMAT = "agentgov.anomaly/1"
 KINDS = {
     "tool": "new_tool",
     "sequence": "sequence",
+    "context": "sequence",
     "burst": "burst",
     "timing": "off_hours",
     "arguments": "arguments",
     "reasoning": "reasoning",
 }
-_PRIORITY = ("tool", "burst", "timing", "arguments", "reasoning", "sequence")
+_PRIORITY = ("tool", "burst", "timing", "arguments", "reasoning", "context", "sequence")
 _TIE_P = 1e-4  # p-values this small are all "far out" when choosing the type
 _MAX_NULL = 400  # quantiles kept per component and agent
 _MIN_NULL = 10  # a component with fewer replayed values is left out of the agent's score
 _REASON_P = 0.02  # components below this p-value are named in the reasons
 _P_FLOOR = 1e-12
+_MIN_SESSION_GAP = 30.0  # seconds
+_CALIBRATION_FROM = 0.5  # the threshold is calibrated on the history's second half (judged against most of it)
 NO_HISTORY = "agent has no history in the model"
 
 Progress = Callable[[float, str], None]
@@ -89,6 +93,7 @@ def pvalue(null: list[float], x: float) -> float:
     """P(surprise >= x) on normal traffic, from the sorted null sample; beyond its maximum an exponential
     tail (scaled by the spread of its top decile) keeps larger surprises ordered."""
     n = len(null)
+    x = round(x, 6)  # as the null sample is stored
     above = n - bisect.bisect_left(null, x - 1e-9)
     p = (1 + above) / (n + 1)
     if above == 0:
@@ -220,20 +225,50 @@ class Scorer:
         context = self._contexts.get(event.agent_id)
         if context is None:
             context = self._contexts[event.agent_id] = Context()
-        seconds = event.timestamp.timestamp()
         if not remember:
             context = dataclasses.replace(context)
-        context.begin(seconds, self.model.params.session_gap_seconds)
+        context.begin(event.timestamp.timestamp(), _gap(agent.profile, self.model.params))
         verdict = self.model._judge(agent, event, context)
-        context.advance(event.action, seconds)
+        context.advance(event)
         return verdict
 
     def observe(self, event: ActionEvent) -> None:
         """Make `event` part of its agent's recent context without scoring it."""
+        agent = self.model._agents.get(event.agent_id)
+        if agent is None:
+            return
         context = self._contexts.setdefault(event.agent_id, Context())
-        seconds = event.timestamp.timestamp()
-        context.begin(seconds, self.model.params.session_gap_seconds)
-        context.advance(event.action, seconds)
+        context.begin(event.timestamp.timestamp(), _gap(agent.profile, self.model.params))
+        context.advance(event)
+
+
+def _gap(profile: AgentProfile, params: AnomalyParams) -> float:
+    return profile.session_gap or params.session_gap_seconds
+
+
+def learn_session_gap(ordered: Sequence[ActionEvent], maximum: float) -> float:
+    """The silence that separates this agent's sessions: Otsu's split of its log gaps (calls within a task
+    come seconds apart, tasks minutes apart; longer gaps count as `maximum`), kept between `_MIN_SESSION_GAP`
+    and `maximum` seconds. Fewer than ten gaps: `maximum`."""
+    gaps = sorted(
+        min(g, maximum)
+        for a, b in itertools.pairwise(ordered)
+        if (g := (b.timestamp - a.timestamp).total_seconds()) > 0
+    )
+    if len(gaps) < 10:
+        return maximum
+    logs = [math.log(g) for g in gaps]
+    total, count = sum(logs), len(logs)
+    best, split, head = -1.0, logs[-1], 0.0
+    for i in range(1, count):
+        head += logs[i - 1]
+        if logs[i] == logs[i - 1]:
+            continue
+        mean_a, mean_b = head / i, (total - head) / (count - i)
+        between = i * (count - i) * (mean_a - mean_b) ** 2
+        if between > best:
+            best, split = between, (logs[i - 1] + logs[i]) / 2
+    return round(min(maximum, max(_MIN_SESSION_GAP, math.exp(split))), 3)
 
 
 def fit(
@@ -258,20 +293,21 @@ def fit(
     for done, agent_id in enumerate(sorted(eligible)):
         report(0.8 * done / len(eligible), "profiling")
         ordered = sorted(eligible[agent_id], key=lambda e: (e.timestamp, e.action, str(e.resource)))
-        profile = AgentProfile()
+        profile = AgentProfile(session_gap=learn_session_gap(ordered, params.session_gap_seconds))
         context = Context()
         warmup = int(len(ordered) * params.warmup_fraction)
         nulls: dict[str, list[float]] = {name: [] for name in COMPONENTS}
         judged: list[tuple[ActionEvent, Context]] = []
         for index, event in enumerate(ordered):
             seconds = event.timestamp.timestamp()
-            context.begin(seconds, params.session_gap_seconds)
+            context.begin(seconds, profile.session_gap)
             if index >= warmup:
                 for name, x in profile.surprises(event, context).items():
                     nulls[name].append(x)
                 judged.append((event, dataclasses.replace(context)))
             profile.learn(event, context, max_values=params.max_values_per_key)
-            context.advance(event.action, seconds)
+            context.advance(event)
+        profile.finish()
         agents[agent_id] = _Agent(profile, {k: _quantiles(v, _MAX_NULL) for k, v in nulls.items() if v})
         replayed[agent_id] = judged
     report(0.8, "calibrating")
@@ -282,16 +318,17 @@ def fit(
     for agent_id in sorted(replayed):
         nulls = agents[agent_id].nulls
         ordered = sorted(eligible[agent_id], key=lambda e: (e.timestamp, e.action, str(e.resource)))
-        profile, context = AgentProfile(), Context()
+        profile, context = AgentProfile(session_gap=agents[agent_id].profile.session_gap), Context()
         warmup = int(len(ordered) * params.warmup_fraction)
         shadow = _Agent(profile, nulls)
+        calibrate_from = max(warmup, int(len(ordered) * _CALIBRATION_FROM))
         for index, event in enumerate(ordered):
             seconds = event.timestamp.timestamp()
-            context.begin(seconds, params.session_gap_seconds)
-            if index >= warmup:
+            context.begin(seconds, profile.session_gap)
+            if index >= calibrate_from:
                 scores.append(model._judge(shadow, event, context).score)
             profile.learn(event, context, max_values=params.max_values_per_key)
-            context.advance(event.action, seconds)
+            context.advance(event)
     scores.sort()
     cut = min(len(scores) - 1, max(0, math.ceil(len(scores) * (1 - params.target_alert_rate))))
     threshold = round(min(0.999, max(0.05, scores[cut] + 1e-6)), 6)

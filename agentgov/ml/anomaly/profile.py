@@ -7,18 +7,22 @@ higher means more unusual for this agent:
 
 * `tool`: how rare the tool is for the agent (never used: highest);
 * `sequence`: how unlikely the tool is after the tools before it in the same session (up to six);
+* `context`: how rarely the past sessions most like the current one (same tools and argument values so far:
+  the same task) ever called the tool (`sessions.SessionIndex`);
 * `burst`: how many calls the last ten seconds hold, plus the rate of the last two gaps;
 * `timing`: how rarely the agent works at this hour and on this kind of day;
 * `arguments`: how many argument values (and the resource) were never seen for this tool;
 * `reasoning` (only when the action carries reasoning): how many of its words the agent never used, and
   whether this tool ever followed the same opening step (the goal it was given).
 
-`Context` is the agent's recent past that an action is judged in (previous tools of the session, time of the
-last call, last gap); `advance` moves it on. Both are plain data, so a profile serialises to JSON.
+`Context` is the agent's recent past that an action is judged in (previous tools and tokens of the session,
+time of the last call, last gap); `advance` moves it on. Sessions are split at silences longer than the
+agent's own learnt gap (`learn_session_gap`). Both are plain data, so a profile serialises to JSON.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import math
@@ -27,15 +31,17 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from agentgov.ml.anomaly.records import ActionEvent
+from agentgov.ml.anomaly.sessions import MAX_SESSIONS, MAX_TOKENS, SessionIndex, action_tokens, from_lists
 
 START = "^"
-COMPONENTS = ("tool", "sequence", "burst", "timing", "arguments", "reasoning")
+COMPONENTS = ("tool", "sequence", "context", "burst", "timing", "arguments", "reasoning")
 _WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
 _MAX_LEAVES = 32
 _MAX_VALUE = 120
 _MAX_WORDS = 6000
 _MAX_RESOURCES = 4000
 _MAX_OPENINGS = 2000
+OPENING_STEPS = 2  # the session's first steps (its task) that find the similar past sessions
 MAX_ORDER = 6  # longest run of preceding tools (within the session) a tool is predicted from
 _CONCENTRATION = 0.5  # weight of the shorter context's prediction in each longer one
 _UNMATCHED_WEIGHT = 1.0  # surprise per preceding tool outside every known path
@@ -54,6 +60,7 @@ class Context:
     gap: float | None = None  # the gap of the action being judged (set by `begin`)
     recent: tuple[float, ...] = ()  # times of the session's last calls (at most `_RECENT`)
     window: int = 0  # calls of the session within `BURST_WINDOW` seconds up to the judged one (set by `begin`)
+    tokens: frozenset[str] = frozenset()  # the session's tools and argument values so far (`MAX_TOKENS`)
 
     @property
     def prev(self) -> str:
@@ -66,13 +73,21 @@ class Context:
             self.last_gap = None
             self.gap = None
             self.recent = ()
+            self.tokens = frozenset()
         else:
             gap = timestamp - self.last_time
             self.gap = gap if gap >= 0 else None
         self.window = 1 + sum(1 for t in self.recent if 0 <= timestamp - t <= BURST_WINDOW)
 
-    def advance(self, action: str, timestamp: float) -> None:
+    @property
+    def starts_session(self) -> bool:
+        return len(self.history) == 1
+
+    def advance(self, event: ActionEvent) -> None:
         """Remember the action judged last (call after `begin`)."""
+        action, timestamp = event.action, event.timestamp.timestamp()
+        if len(self.history) <= OPENING_STEPS and len(self.tokens) < MAX_TOKENS:
+            self.tokens = self.tokens.union(action_tokens(action, leaves(event.input or {})))
         self.history = (*self.history, action)[-(MAX_ORDER + 1) :]
         self.last_gap = self.gap
         self.recent = (*self.recent, timestamp)[-_RECENT:]
@@ -133,7 +148,11 @@ class AgentProfile:
     vocabulary: list[str] = dataclasses.field(default_factory=list)
     openings: dict[str, list[str]] = dataclasses.field(default_factory=dict)
     gaps: list[float] = dataclasses.field(default_factory=list)  # a sample of in-session gaps (seconds)
-    _sets: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
+    resource_events: int = 0  # actions that named a resource
+    observed: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)  # values seen per tool, path
+    sessions: list[list[str]] = dataclasses.field(default_factory=list)  # past sessions' tokens, oldest first
+    session_gap: float = 0.0  # a longer silence starts a new session (0: the parameter's maximum)
+    _sets: dict[tuple[str, ...], Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     # ------------------------------------------------------------------------------------------ learning
 
@@ -142,6 +161,12 @@ class AgentProfile:
         sets = self._lookup_sets()
         self.events += 1
         action = event.action
+        current = sets.get(("s",))
+        if current is None or context.starts_session:
+            self.finish()
+            current = sets[("s",)] = set()
+        if len(current) < MAX_TOKENS:
+            current.update(action_tokens(action, leaves(event.input or {})))
         self.tools[action] = self.tools.get(action, 0) + 1
         for key in _context_keys(context.history):
             row = self.contexts.setdefault(key, {})
@@ -152,12 +177,16 @@ class AgentProfile:
         if context.gap is not None and len(self.gaps) < 5000:
             self.gaps.append(round(context.gap, 3))
         per_key = self.values.setdefault(action, {})
+        counts = self.observed.setdefault(action, {})
         for path, text in leaves(event.input or {}):
+            counts[path] = counts.get(path, 0) + 1
             seen = sets.setdefault(("v", action, path), set(per_key.get(path, ())))
             if text not in seen and len(seen) < max_values:
                 seen.add(text)
                 per_key.setdefault(path, []).append(text)
         resources = sets.setdefault(("r",), set(self.resources))
+        if event.resource:
+            self.resource_events += 1
         if event.resource and event.resource not in resources and len(resources) < _MAX_RESOURCES:
             resources.add(event.resource)
             self.resources.append(event.resource)
@@ -173,8 +202,26 @@ class AgentProfile:
             if action not in followers:
                 followers.append(action)
 
-    def _lookup_sets(self) -> dict[Any, Any]:
+    def finish(self) -> None:
+        """Close the session being learnt (call once the history has been learnt)."""
+        current = self._sets.pop(("s",), None)
+        if current:
+            self.sessions.append(sorted(current))
+            index = self._sets.get(("i",))
+            if index is not None:
+                index.add(current)
+            if len(self.sessions) > MAX_SESSIONS:
+                del self.sessions[0]
+                self._sets.pop(("i",), None)
+
+    def _lookup_sets(self) -> dict[tuple[str, ...], Any]:
         return self._sets
+
+    def session_index(self) -> SessionIndex:
+        index = self._sets.get(("i",))
+        if index is None:
+            index = self._sets[("i",)] = SessionIndex(self.sessions)
+        return index
 
     # ---------------------------------------------------------------------------------------- judging
 
@@ -207,6 +254,10 @@ class AgentProfile:
         count = self.tools.get(action, 0)
         out["tool"] = -math.log((count + 0.1) / (self.events + 0.1 * (len(self.tools) + 1)))
         out["sequence"] = -math.log(self.probability(action, context)) + _UNMATCHED_WEIGHT * self.unmatched(context)
+        support = self.session_index().support(context.tokens, action)
+        if support is not None:
+            held, total = support
+            out["context"] = -math.log((held + 0.1) / (total + 0.2))
         if context.gap is not None:
             recent = [context.gap] if context.last_gap is None else [context.gap, context.last_gap]
             out["burst"] = context.window + 1.0 / (sum(recent) / len(recent) + 0.05)
@@ -218,17 +269,20 @@ class AgentProfile:
         )
         unseen = 0.0
         per_key = self.values.get(action, {})
+        counts = self.observed.get(action, {})
         for path, text in leaves(event.input or {}):
             seen = sets.get(("v", action, path))
             if seen is None:
                 seen = sets[("v", action, path)] = set(per_key.get(path, ()))
             if text not in seen:
-                unseen += 1.0
+                # A new value is as surprising as new values were rare for this argument: an account number
+                # that always repeats, not a free-text subject that is new every time.
+                unseen += -math.log((len(seen) + 1) / (counts.get(path, 0) + 2))
         resources = sets.get(("r",))
         if resources is None:
             resources = sets[("r",)] = set(self.resources)
         if event.resource and event.resource not in resources:
-            unseen += 1.0
+            unseen += -math.log((len(resources) + 1) / (self.resource_events + 2))
         out["arguments"] = unseen
         if event.reasoning:
             vocabulary = sets.get(("w",))
@@ -255,6 +309,8 @@ class AgentProfile:
             if row.get(action, 0) == 0:
                 return f"transition {before} → {action} unseen for this agent"
             return f"transition {before} → {action} unusual for this agent ({row[action]} of {sum(row.values())})"
+        if component == "context":
+            return f"tool {action} unusual in sessions like this one (same tools and arguments so far)"
         if component == "burst":
             gaps = [g for g in (context.gap, context.last_gap) if g is not None]
             usual = sorted(self.gaps)[len(self.gaps) // 2] if self.gaps else None
@@ -287,9 +343,7 @@ class AgentProfile:
     # ---------------------------------------------------------------------------------------- storage
 
     def to_dict(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
-        data.pop("_sets")
-        return data
+        return copy.deepcopy({f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "_sets"})
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AgentProfile:
@@ -307,6 +361,10 @@ class AgentProfile:
             vocabulary=[str(w) for w in data["vocabulary"]],
             openings={str(k): [str(a) for a in v] for k, v in data["openings"].items()},
             gaps=[float(g) for g in data["gaps"]],
+            resource_events=int(data.get("resource_events", 0)),
+            observed={str(t): {str(p): int(n) for p, n in keys.items()} for t, keys in data.get("observed", {}).items()},
+            sessions=from_lists(data.get("sessions", [])),
+            session_gap=float(data.get("session_gap", 0.0)),
         )
         if len(profile.hours) != 24 or len(profile.days) != 2 or profile.events < 0:
             raise ValueError("malformed agent profile")

@@ -1,0 +1,88 @@
+"""An agent's past sessions, and how far the current session's next step follows the ones most like it.
+
+An injected instruction makes an agent take steps that are ordinary on their own but foreign to the task in
+hand. A session is summarised as the set of its tokens: the tools it called and the argument values it used
+(`action_tokens`). For the current session so far, `SessionIndex.support` finds the past sessions sharing the
+most tokens with it (the same task, replayed earlier) and answers how much of their weight ever called the
+tool now being judged. The index is an inverted list (token → sessions), so a lookup costs the postings of
+the current session's tokens, bounded by `MAX_SESSIONS`.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable
+from typing import Any
+
+MAX_SESSIONS = 500  # most recent sessions kept per agent
+MAX_TOKENS = 48  # tokens kept per session
+NEIGHBOURS = 5  # most similar past sessions consulted
+_MAX_VALUE_TOKENS = 6  # argument values per action that become tokens
+_MAX_VALUE_LENGTH = 60
+_SHARPNESS = 10.0
+
+
+def tool_token(action: str) -> str:
+    return f"t:{action}"
+
+
+def action_tokens(action: str, leaves: Iterable[tuple[str, str]]) -> list[str]:
+    """The tool's token followed by tokens for its first argument values (short values only)."""
+    tokens = [tool_token(action)]
+    for path, text in leaves:
+        if len(tokens) > _MAX_VALUE_TOKENS:
+            break
+        if len(text) <= _MAX_VALUE_LENGTH:
+            tokens.append(f"v:{action}:{path}={text}")
+    return tokens
+
+
+class SessionIndex:
+    """Past sessions (token sets, oldest first) with an inverted index. Not thread-safe."""
+
+    def __init__(self, sessions: Iterable[Iterable[str]] = ()) -> None:
+        self._sets: list[frozenset[str]] = []
+        self._postings: dict[str, list[int]] = {}
+        for tokens in sessions:
+            self.add(tokens)
+
+    def add(self, tokens: Iterable[str]) -> None:
+        index = len(self._sets)
+        unique = frozenset(tokens)
+        self._sets.append(unique)
+        for token in unique:
+            self._postings.setdefault(token, []).append(index)
+
+    def __len__(self) -> int:
+        return len(self._sets)
+
+    def support(self, current: frozenset[str], action: str) -> tuple[float, float] | None:
+        """(weight of the most similar sessions that called `action`, their total weight), or None when
+        no past session shares a token with `current`. A session's weight is the share of `current`'s
+        tokens it holds; ties go to the more recent session."""
+        if not current:
+            return None
+        overlap: dict[int, int] = {}
+        for token in current:
+            for index in self._postings.get(token, ()):
+                overlap[index] = overlap.get(index, 0) + 1
+        if not overlap:
+            return None
+        nearest = heapq.nlargest(NEIGHBOURS, overlap.items(), key=lambda item: (item[1], item[0]))
+        token = tool_token(action)
+        best = nearest[0][1]
+        weights = [(index, (count / best) ** _SHARPNESS) for index, count in nearest]
+        total = sum(w for _, w in weights)
+        held = sum(w for index, w in weights if token in self._sets[index])
+        return held, total
+
+
+def to_lists(sessions: Iterable[Iterable[str]]) -> list[list[str]]:
+    return [sorted(tokens) for tokens in sessions]
+
+
+def from_lists(data: Any) -> list[list[str]]:
+    """Raises `TypeError`/`ValueError` for anything but a list of lists of strings."""
+    if not isinstance(data, list) or any(not isinstance(s, list) for s in data):
+        raise ValueError("sessions must be a list of token lists")
+    return [[str(t) for t in s if isinstance(t, str)] for s in data]
