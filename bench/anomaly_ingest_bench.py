@@ -1,9 +1,13 @@
 """What anomaly detection costs the hot paths, measured against the same service without it, in one run.
 
-`python bench/anomaly_ingest_bench.py [--seconds 5] [--rounds 3] [--database-url URL]`
+`python bench/anomaly_ingest_bench.py [--seconds 5] [--rounds 6] [--database-url URL]`
 
-1. `POST /audit/log` throughput of a tenant whose model is active (every entry scored at ingest, verdicts
-   written back) against a tenant without a model, in interleaved rounds (wrk, 8 connections).
+1. `POST /audit/log` throughput of a tenant whose model is active (every entry scored at ingest, the verdict
+   stored with the entry) against a tenant without a model, in interleaved rounds (wrk, 8 connections). The
+   traffic is normal traffic: 16 agents, each doing its usual tasks with event times seconds apart within a
+   task and an hour apart between tasks (as its history), so that anomalies stay rare. A second pair of
+   rows measures a flood (one agent's same call as fast as possible, with receipt times: every entry a
+   burst, each flagged, reported and published).
 2. `POST /policies/check` throughput and latency while trainings run back to back (each fit in a worker
    process) against the same checks with no training, in interleaved rounds: the event loop stays responsive.
 3. Time from an entry being accepted to its verdict being readable (`GET /audit/{id}`), over 50 entries.
@@ -39,11 +43,14 @@ def history(agent_id: str, days: int = 14) -> list[dict[str, Any]]:
     return out
 
 
-def tenant_with_agent(http: httpx.Client, name: str) -> tuple[dict[str, str], str]:
+def tenant_with_agents(http: httpx.Client, name: str, count: int) -> tuple[dict[str, str], list[str]]:
     tenant = http.post("/api/v1/tenants", json={"name": name}, headers={"X-Admin-Key": ADMIN_KEY}).json()
     headers = {"X-API-Key": tenant["api_key"]}
-    agent = http.post("/api/v1/agents/register", json={"name": "bot", "type": "tool"}, headers=headers).json()
-    return headers, agent["id"]
+    agents = [
+        http.post("/api/v1/agents/register", json={"name": f"bot-{i}", "type": "tool"}, headers=headers).json()["id"]
+        for i in range(count)
+    ]
+    return headers, agents
 
 
 def train(http: httpx.Client, headers: dict[str, str]) -> dict[str, Any]:
@@ -51,6 +58,46 @@ def train(http: httpx.Client, headers: dict[str, str]) -> dict[str, Any]:
     while (task := http.get(accepted["status_url"], headers=headers).json())["status"] in ("queued", "running"):
         time.sleep(0.02)
     return task
+
+
+AGENTS = 16
+SIM_START = 1779696000  # 2026-05-25T08:00:00Z, a Monday after the history
+
+
+def traffic_script(agent_ids: list[str], round_index: int) -> str:
+    """wrk Lua: rotate over the agents; each runs its usual tasks on its own simulated clock (event times
+    in order per agent, every day 08:00-14:00 UTC like its history); each round starts 20 days later (a
+    round of 5 s covers about two weeks: event times stay in the past)."""
+    names = ",".join(f'"{a}"' for a in agent_ids)
+    tasks = ",".join("{" + ",".join(f'"{t}"' for t in task) + "}" for task in TASKS)
+    start = SIM_START + round_index * 20 * 86400
+    return f"""
+wrk.method = "POST"
+local agents = {{{names}}}
+local tasks = {{{tasks}}}
+local state = {{}}
+local n = 0
+math.randomseed(7)
+for i, a in ipairs(agents) do state[i] = {{agent = a, t = {start} + i * 97, step = 0}} end
+request = function()
+  n = n % #agents + 1
+  local s = state[n]
+  if s.task == nil or s.step >= #s.task then
+    s.task = tasks[math.random(#tasks)]
+    s.step = 0
+    s.t = s.t + math.random(2400, 3600)
+    local of_day = s.t % 86400
+    if of_day > 14 * 3600 then s.t = s.t - of_day + 86400 + 8 * 3600 + math.random(0, 2400) end
+  else
+    s.t = s.t + math.random(3, 15)
+  end
+  s.step = s.step + 1
+  local tool = s.task[s.step]
+  local body = string.format('{{"agent_id":"%s","action":"%s","resource":"res:%s","timestamp":"%s"}}',
+    s.agent, tool, tool, os.date("!%Y-%m-%dT%H:%M:%SZ", s.t))
+  return wrk.format(nil, nil, nil, body)
+end
+"""
 
 
 def log_script(agent_id: str) -> str:
@@ -71,45 +118,51 @@ def median(results: list[Result]) -> Result:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=int, default=5)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--database-url", default="")
     args = parser.parse_args()
     env = {"DATABASE_URL": args.database_url} if args.database_url else {}
     with agentgov_server(ANOMALY_AUTO_TRAIN="off", **env) as base, httpx.Client(base_url=base, timeout=60) as http:
-        plain_headers, plain_agent = tenant_with_agent(http, "without-model")
-        model_headers, model_agent = tenant_with_agent(http, "with-model")
-        for entry in history(model_agent):
-            http.post("/api/v1/audit/log", json=entry, headers=model_headers).raise_for_status()
+        plain_headers, plain_agents = tenant_with_agents(http, "without-model", AGENTS)
+        model_headers, model_agents = tenant_with_agents(http, "with-model", AGENTS)
+        model_agent = model_agents[0]
+        for agent_id in model_agents:
+            for entry in history(agent_id):
+                http.post("/api/v1/audit/log", json=entry, headers=model_headers).raise_for_status()
         task = train(http, model_headers)
         assert task["status"] == "succeeded", task
 
         json_headers = {"Content-Type": "application/json"}
-        without, with_model = [], []
-        for _ in range(args.rounds):
-            without.append(
-                wrk(
-                    "POST /audit/log, no model",
-                    base + "/api/v1/audit/log",
-                    connections=8,
-                    seconds=args.seconds,
-                    script=log_script(plain_agent),
-                    headers={**plain_headers, **json_headers},
-                )
-            )
-            with_model.append(
-                wrk(
-                    "POST /audit/log, model active",
-                    base + "/api/v1/audit/log",
-                    connections=8,
-                    seconds=args.seconds,
-                    script=log_script(model_agent),
-                    headers={**model_headers, **json_headers},
-                )
-            )
-        a, b = median(without), median(with_model)
-        print(f"audit log ingest, {args.rounds} interleaved rounds of {args.seconds}s, 8 connections; medians:")
-        print(a.row())
-        print(b.row(a))
+        for label, script_of in (
+            ("normal traffic", lambda agents, index: traffic_script(agents, index)),
+            ("a flood of one agent's call", lambda agents, index: log_script(agents[0])),
+        ):
+            without: list[Result] = []
+            with_model: list[Result] = []
+            for index in range(args.rounds):
+                pair = [
+                    ("POST /audit/log, no model", plain_agents, plain_headers, without),
+                    ("POST /audit/log, model active", model_agents, model_headers, with_model),
+                ]
+                for name, agents, headers, results in pair if index % 2 == 0 else pair[::-1]:  # ABBA: drift cancels
+                    results.append(
+                        wrk(
+                            name,
+                            base + "/api/v1/audit/log",
+                            connections=8,
+                            seconds=args.seconds,
+                            script=script_of(agents, index),
+                            headers={**headers, **json_headers},
+                        )
+                    )
+            if any(r.errors for r in without + with_model):
+                raise SystemExit(f"requests failed during {label}: {[r.errors for r in without + with_model]}")
+            a, b = median(without), median(with_model)
+            print(f"audit log ingest, {label}: {args.rounds} interleaved rounds of {args.seconds}s, 8 connections;")
+            print(a.row())
+            print(b.row(a))
+        flagged = http.get("/api/v1/anomalies/stats", headers=model_headers).json()
+        print(f"  anomaly reports stored for the tenant with a model: {flagged.get('total')}")
 
         idle, training = [], []
         trainings = 0

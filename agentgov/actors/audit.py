@@ -64,7 +64,7 @@ from outcome import Error, Value
 
 from agentgov.actors.runtime import Actor, ActorContext, ActorRef, Outcome, Rejected, Request
 from agentgov.audit_chain import ChainHead, canonical_json
-from agentgov.detection.anomaly import score_committed
+from agentgov.detection.anomaly import ScoringBacklog, prescore, score_committed
 from agentgov.logs import fields
 from agentgov.storage.audit import (
     AuditEntry,
@@ -215,6 +215,7 @@ class AuditActor(Actor[AuditMessage]):
         self._head: ChainHead | None = None
         self._unavailable: str | None = None
         self.rejected = 0
+        self._scoring = ScoringBacklog()
 
     async def on_start(self, ctx: ActorContext) -> None:
         secret = self._services.settings.effective_audit_secret
@@ -262,10 +263,11 @@ class AuditActor(Actor[AuditMessage]):
             pending.append(item)
             slots.append(index)
         if pending:
+            pending, prescored = prescore(self._services, self._tenant_id, pending, self._scoring)
             await self._commit_isolating(pending, slots, outcomes)
             committed = [o.value for o in outcomes if isinstance(o, Value) and o.value.kind == "action"]
             if committed:
-                score_committed(self._services, self._tenant_id, committed)
+                score_committed(self._services, self._tenant_id, committed, prescored, self._scoring)
         return [o if o is not None else Error(RuntimeError("unanswered")) for o in outcomes]
 
     async def _commit_isolating(

@@ -4,14 +4,18 @@ action is scored at ingest (`AnomalyScorerActor`).
 Training reads the tenant's action entries (`kind = action`: logged through the API or the webhook) of the
 training window, by event time, and fits `agentgov.ml.anomaly` in a worker process.
 
-Scoring. The audit actor tells the tenant's scorer (`anomaly-scorer:<tenant_id>`) every batch of action entries
-it committed (fire-and-forget: the write path never waits for scoring). The scorer follows the detector's
-published view: when the active version changes it builds a `Scorer` of it and primes each agent's recent
-context from the newest entries. For each entry it writes the verdict into the entry (`anomaly`: score,
-is_anomaly, model_version, reasons, type) and, over the threshold, stores an anomaly report and publishes
-`anomaly.detected`; one transaction per batch (batches gather for up to `LINGER`). Without an active version
-entries are left unscored (`anomaly` null). The scorer publishes `ScoringView` so that a policy check scores
-the action it checks in the same context without changing it (`peek`).
+Scoring. The tenant's scorer actor (`anomaly-scorer:<tenant_id>`) follows the detector's published view: when
+the active version changes it builds a `Scorer` of it, primes each agent's recent context from the newest
+entries and publishes `ScoringView`. While that view exists, the audit actor judges each batch of action
+entries just before committing it (`prescore`: tens of microseconds an entry, on a fork of the agents'
+contexts) and the verdict (`anomaly`: score, is_anomaly, model_version, reasons, type) is stored with the
+entry in the same insert, so scoring adds no write of its own; once the batch is committed the fork's
+contexts are adopted (`score_committed`), and only the entries over the threshold go to the scorer actor,
+which stores their anomaly reports and publishes `anomaly.detected`. Before the view exists (the first
+batches after a model appears in this process), the committed entries are handed to the scorer actor, which
+writes their verdicts afterwards in one transaction per batch (gathered for up to `LINGER`). Without an
+active version entries are left unscored (`anomaly` null). A policy check scores the action it checks in the
+same context without changing it (`ScoringView.peek`).
 """
 
 from __future__ import annotations
@@ -40,11 +44,11 @@ from agentgov.detection.lifecycle import (
 from agentgov.logs import fields
 from agentgov.ml.anomaly import ActionEvent, AnomalyModel, AnomalyParams, AnomalyScore, Scorer, fit
 from agentgov.ml.anomaly.records import reasoning_text
-from agentgov.storage.anomalies import AnomalyRepo, NewReport
-from agentgov.storage.audit import AuditEntry
+from agentgov.storage.anomalies import AnomalyRepo, AnomalyReport, NewReport
+from agentgov.storage.audit import AuditEntry, PendingEntry
 from agentgov.storage.database import DatabaseError, Row
 from agentgov.storage.detectors import ModelVersion
-from agentgov.timeutil import parse_iso
+from agentgov.timeutil import now, parse_iso
 
 if TYPE_CHECKING:
     from agentgov.services import Services
@@ -193,11 +197,28 @@ def anomaly_detector(services: Services, tenant_id: str) -> ActorRef[Any]:
 # ---------------------------------------------------------------------------------------------- scoring
 
 
+@dataclasses.dataclass
+class ScoringBacklog:
+    """A tenant's batches handed to the scorer actor and not scored yet (kept by the audit actor). While any
+    is outstanding, later batches go the same way instead of being judged before their commit, so that each
+    agent's context takes its entries in order."""
+
+    outstanding: int = 0
+
+
 @dataclasses.dataclass(frozen=True)
 class ScoreEntries:
-    """Score these committed entries (told by the audit actor)."""
+    """Score these committed entries (told by the audit actor; `backlog` is decremented once they are)."""
 
     entries: tuple[AuditEntry, ...]
+    backlog: ScoringBacklog | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class StoreReports:
+    """Store these reports of entries judged before their commit and publish `anomaly.detected`."""
+
+    reports: tuple[NewReport, ...]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -207,10 +228,12 @@ class _Tick:
 
 @dataclasses.dataclass
 class ScoringCounters:
-    """What a process's scorer of one tenant did since it started (written only by the scorer actor)."""
+    """What a process's scorer of one tenant did since it started (written by the scorer actor and, for the
+    entries it judged before their commit, the audit actor; both in the event loop)."""
 
     scored: int = 0
     flagged: int = 0
+    horizon: int | None = None  # the highest sequence scored or handed to the scorer so far
 
 
 @dataclasses.dataclass
@@ -230,7 +253,10 @@ def public_verdict(verdict: AnomalyScore, version: int) -> dict[str, Any]:
     return {**verdict.to_json(), "model_version": version}
 
 
-class AnomalyScorerActor(Actor[ScoreEntries | _Tick]):
+ScorerMessage = ScoreEntries | StoreReports | _Tick
+
+
+class AnomalyScorerActor(Actor[ScorerMessage]):
     """See the module docstring."""
 
     max_batch = 256
@@ -244,7 +270,6 @@ class AnomalyScorerActor(Actor[ScoreEntries | _Tick]):
         self._version: int | None = None
         self._threshold: float | None = None
         self._scorer: Scorer | None = None
-        self._horizon: int | None = None  # the highest sequence handed to this actor so far
         self._ticker = PeriodicTicker(1.0, _Tick())
         self.counters = ScoringCounters()
 
@@ -252,24 +277,36 @@ class AnomalyScorerActor(Actor[ScoreEntries | _Tick]):
         self._ctx = ctx
         self._ticker.start(ctx)
 
-    async def handle(self, message: ScoreEntries | _Tick) -> Any:
+    async def handle(self, message: ScorerMessage) -> Any:
         return (await self.handle_batch([message]))[0].unwrap()
 
-    async def handle_batch(self, messages: list[ScoreEntries | _Tick]) -> list[Any]:
+    async def handle_batch(self, messages: list[ScorerMessage]) -> list[Any]:
+        try:
+            await self._handle(messages)
+        finally:
+            for message in messages:
+                if isinstance(message, ScoreEntries) and message.backlog is not None:
+                    message.backlog.outstanding -= 1
+        return [Value(None) for _ in messages]
+
+    async def _handle(self, messages: list[ScorerMessage]) -> None:
         entries = [e for m in messages if isinstance(m, ScoreEntries) for e in m.entries]
+        reports = [r for m in messages if isinstance(m, StoreReports) for r in m.reports]
         if any(isinstance(m, _Tick) for m in messages):
             self._ticker.poke()
         # Priming reads committed entries: only those before the ones this actor has been handed, since
         # committed entries may still be queued here (they must be scored, not primed).
+        horizon = self.counters.horizon
         first = min((e.sequence for e in entries), default=None)
-        before = first if first is not None else (None if self._horizon is None else self._horizon + 1)
-        if entries or self._horizon is not None:
+        before = first if first is not None else (None if horizon is None else horizon + 1)
+        if entries or horizon is not None:
             await self._follow(before_sequence=before)
         if entries:
-            self._horizon = max([self._horizon or 0, *(e.sequence for e in entries)])
+            self.counters.horizon = max([self.counters.horizon or 0, *(e.sequence for e in entries)])
             if self._scorer is not None:
                 await self._score(entries)
-        return [Value(None) for _ in messages]
+        if reports:
+            await self._store(reports)
 
     async def _follow(self, before_sequence: int | None) -> None:
         """Serve the detector's active version: build a scorer when it changed, primed with the newest entries
@@ -322,21 +359,7 @@ class AnomalyScorerActor(Actor[ScoreEntries | _Tick]):
                 continue
             verdicts.append((entry.id, public_verdict(verdict, version)))
             if verdict.is_anomaly:
-                reports.append(
-                    NewReport(
-                        agent_id=entry.agent_id,
-                        audit_log_id=entry.id,
-                        type=verdict.kind or "unusual",
-                        severity=severity_of(verdict.score, scorer.model.threshold),
-                        score=round(verdict.score, 4),
-                        description=verdict.reasons[0] if verdict.reasons else "unusual action for this agent",
-                        reasons=verdict.reasons,
-                        source="detector",
-                        model_version=version,
-                        reported_by="system:anomaly-detector",
-                        occurred_at=entry.timestamp,
-                    )
-                )
+                reports.append(report_of(entry, verdict, version, scorer.model.threshold))
         if not verdicts:
             return
         try:
@@ -345,6 +368,17 @@ class AnomalyScorerActor(Actor[ScoreEntries | _Tick]):
             log.error("anomaly verdicts not stored", extra=fields(tenant_id=self.tenant_id, error=str(exc)))
             return
         self.counters.scored += len(verdicts)
+        self._published(stored)
+
+    async def _store(self, reports: list[NewReport]) -> None:
+        try:
+            stored = await self.repo.annotate(self.tenant_id, [], reports)
+        except DatabaseError as exc:
+            log.error("anomaly reports not stored", extra=fields(tenant_id=self.tenant_id, error=str(exc)))
+            return
+        self._published(stored)
+
+    def _published(self, stored: list[AnomalyReport]) -> None:
         self.counters.flagged += len(stored)
         for report in stored:
             try:
@@ -353,19 +387,124 @@ class AnomalyScorerActor(Actor[ScoreEntries | _Tick]):
                 log.warning("anomaly.detected not published", extra=fields(tenant_id=self.tenant_id, error=str(exc)))
 
 
-def anomaly_scorer(services: Services, tenant_id: str) -> ActorRef[ScoreEntries | _Tick]:
+def report_of(entry: AuditEntry, verdict: AnomalyScore, version: int, threshold: float) -> NewReport:
+    """The detector's report of `entry`, judged over the threshold."""
+    return NewReport(
+        agent_id=entry.agent_id,
+        audit_log_id=entry.id,
+        type=verdict.kind or "unusual",
+        severity=severity_of(verdict.score, threshold),
+        score=round(verdict.score, 4),
+        description=verdict.reasons[0] if verdict.reasons else "unusual action for this agent",
+        reasons=verdict.reasons,
+        source="detector",
+        model_version=version,
+        reported_by="system:anomaly-detector",
+        occurred_at=entry.timestamp,
+    )
+
+
+def anomaly_scorer(services: Services, tenant_id: str) -> ActorRef[ScorerMessage]:
     return services.actors.get_or_spawn(f"anomaly-scorer:{tenant_id}", lambda: AnomalyScorerActor(services, tenant_id))
 
 
-def score_committed(services: Services, tenant_id: str, entries: list[AuditEntry]) -> None:
-    """Hand committed action entries to the tenant's scorer (never blocks, never fails the write)."""
-    actions = tuple(e for e in entries if e.kind == "action" and not e.duplicate)
+@dataclasses.dataclass
+class Prescored:
+    """Verdicts given to a batch before its commit (`prescore`), on a fork of the scorer's contexts."""
+
+    view: ScoringView
+    fork: Scorer
+    verdicts: dict[str, AnomalyScore]  # by entry id
+
+
+def event_of_pending(item: PendingEntry) -> ActionEvent:
+    """The model's event of an entry not yet committed (receipt time: now). Raises `ValueError` for an
+    entry the model cannot read."""
+    data = json.loads(item.input) if item.input else None
+    reasoning = json.loads(item.reasoning) if item.reasoning else None
+    return ActionEvent(
+        agent_id=item.agent_id,
+        action=item.action,
+        timestamp=parse_iso(item.occurred_at) if item.occurred_at else now(),
+        resource=item.resource,
+        input=data if isinstance(data, dict) else None,
+        reasoning=reasoning_text(reasoning),
+    )
+
+
+def prescore(
+    services: Services, tenant_id: str, pending: list[PendingEntry], backlog: ScoringBacklog
+) -> tuple[list[PendingEntry], Prescored | None]:
+    """Judge the batch's action entries before their commit when this process has the tenant's active model
+    loaded and `backlog` is empty: the entries come back carrying their verdict (stored with them).
+    Otherwise the batch comes back unchanged with None (`score_committed` then hands the entries to the
+    scorer actor).
+    Pure computation: never awaits, never raises for an entry (one the model cannot read stays unscored)."""
+    view = scoring_view(services, tenant_id)
+    if view is None or backlog.outstanding or not any(item.kind == "action" for item in pending):
+        return pending, None
+    fork = view.scorer.fork()
+    verdicts: dict[str, AnomalyScore] = {}
+    out: list[PendingEntry] = []
+    for item in pending:
+        if item.kind == "action" and item.id not in verdicts:
+            try:
+                verdict = fork.score(event_of_pending(item))
+            except ValueError as exc:
+                log.warning("entry not scored", extra=fields(tenant_id=tenant_id, entry_id=item.id, error=str(exc)))
+            else:
+                verdicts[item.id] = verdict
+                item = dataclasses.replace(
+                    item, anomaly=json.dumps(public_verdict(verdict, view.version), sort_keys=True)
+                )
+        out.append(item)
+    return out, Prescored(view, fork, verdicts)
+
+
+def score_committed(
+    services: Services,
+    tenant_id: str,
+    entries: list[AuditEntry],
+    prescored: Prescored | None,
+    backlog: ScoringBacklog,
+) -> None:
+    """After a commit: adopt the contexts of the entries judged before it and hand their reports (if any) to
+    the scorer actor; hand the committed action entries not judged yet to the scorer actor, which scores
+    them and writes their verdicts. Never blocks, never fails the write."""
+    actions = [e for e in entries if e.kind == "action" and not e.duplicate]
     if not actions:
         return
-    try:
-        anomaly_scorer(services, tenant_id).tell(ScoreEntries(actions))
-    except (MailboxFull, ActorStopped) as exc:
-        log.warning("entries not scored", extra=fields(tenant_id=tenant_id, entries=len(actions), error=str(exc)))
+    judged = [] if prescored is None else [e for e in actions if e.id in prescored.verdicts]
+    unjudged = tuple(e for e in actions if prescored is None or e.id not in prescored.verdicts)
+    reports: list[NewReport] = []
+    if prescored is not None and judged:
+        view = prescored.view
+        current = scoring_view(services, tenant_id)
+        if current is view and len(judged) == len(prescored.verdicts):
+            view.scorer.adopt(prescored.fork)  # every judged entry was stored: the fork's contexts are right
+        elif current is not None:  # some were not stored, or the model changed meanwhile: replay the stored
+            for entry in sorted(judged, key=lambda e: e.sequence):
+                current.scorer.observe(event_of_entry(entry))
+        view.counters.scored += len(judged)
+        view.counters.horizon = max([view.counters.horizon or 0, *(e.sequence for e in judged)])
+        threshold = view.scorer.model.threshold
+        for entry in judged:
+            verdict = prescored.verdicts[entry.id]
+            if verdict.is_anomaly:
+                reports.append(report_of(entry, verdict, view.version, threshold))
+    scorer = anomaly_scorer(services, tenant_id)
+    if reports:
+        try:
+            scorer.tell(StoreReports(tuple(reports)))
+        except (MailboxFull, ActorStopped) as exc:
+            log.warning("anomaly reports dropped", extra=fields(tenant_id=tenant_id, error=str(exc)))
+    if unjudged:
+        backlog.outstanding += 1
+        try:
+            scorer.tell(ScoreEntries(unjudged, backlog))
+        except (MailboxFull, ActorStopped) as exc:
+            backlog.outstanding -= 1
+            log.warning("entries not scored", extra=fields(tenant_id=tenant_id, entries=len(unjudged), error=str(exc)))
 
 
 def scoring_view(services: Services, tenant_id: str) -> ScoringView | None:

@@ -65,7 +65,7 @@ class AuditEntry:
     prev_signature: str
     signature: str
     occurred_at: str | None = None
-    anomaly: str | None = None  # the detector's verdict (JSON text), added after the entry was committed
+    anomaly: str | None = None  # the detector's verdict (JSON text): stored with the entry, or added soon after
     duplicate: bool = dataclasses.field(default=False, compare=False)
 
     @classmethod
@@ -154,6 +154,7 @@ class PendingEntry:
     decision: str | None
     dedup_key: str | None
     occurred_at: str | None = None
+    anomaly: str | None = None  # the detector's verdict when it judged the entry before the commit (not chained)
 
 
 _TEXT_FIELDS = (
@@ -262,7 +263,7 @@ def _existing_by_dedup_key(conn: Connection, tenant_id: str, keys: list[str]) ->
     return found
 
 
-_PENDING_FIELDS = tuple(f.name for f in dataclasses.fields(PendingEntry))
+_PENDING_FIELDS = tuple(f.name for f in dataclasses.fields(PendingEntry) if f.name != "anomaly")
 
 
 def _insert_values(row: ChainRow) -> dict[str, Any]:
@@ -338,8 +339,14 @@ def append_batch(
                 raise RuntimeError(f"the audit chain record of tenant {tenant_id} is missing")
             signed, new_head = extend(key, _head(current), tenant_id, rows)
             _advance_head(conn, tenant_id, new_head, expected=None)
-        stored = [AuditEntry.from_chain_row(row) for row in signed]
-        conn.insert_rows("audit_entries", [_insert_values(row) for row in signed])
+        stored = [
+            dataclasses.replace(AuditEntry.from_chain_row(row), anomaly=item.anomaly)
+            for row, item in zip(signed, fresh, strict=True)
+        ]
+        conn.insert_rows(
+            "audit_entries",
+            [{**_insert_values(row), "anomaly": item.anomaly} for row, item in zip(signed, fresh, strict=True)],
+        )
 
     results: list[AuditEntry] = []
     for how, ref in plan:

@@ -17,6 +17,7 @@ from tests.anomalies.helpers import (
     train_and_wait,
     wait_for_scored,
 )
+from tests.support.polling import wait_until
 
 MONDAY_10 = datetime(2026, 5, 25, 10, 0, tzinfo=UTC)
 
@@ -59,8 +60,15 @@ async def test_entries_are_scored_at_ingest_and_anomalies_reported(client, train
     assert flagged["is_anomaly"] is True and flagged["score"] > scored[normal["id"]]["score"]
     assert flagged["type"] == "new_tool"
     assert "tool delete_repository never used by this agent" in flagged["reasons"]
-    reports = await (await client.get(f"{API}/anomalies", headers=key(api_key))).get_json()
-    (report,) = [r for r in reports["items"] if r["audit_log_id"] == odd["id"]]
+    found: list[dict] = []
+
+    async def reported() -> bool:  # the report follows the verdict (stored with the entry) within a second
+        reports = await (await client.get(f"{API}/anomalies", headers=key(api_key))).get_json()
+        found[:] = [r for r in reports["items"] if r["audit_log_id"] == odd["id"]]
+        return bool(found)
+
+    await wait_until(reported, within=5)
+    (report,) = found
     assert report["source"] == "detector" and report["type"] == "new_tool" and report["model_version"] == 1
     assert report["severity"] in ("medium", "high", "critical") and report["occurred_at"] == odd["timestamp"]
     stats = await (
@@ -153,3 +161,20 @@ async def _log(client, api_key: str, agent_id: str, action: str, at: datetime) -
     response = await client.post(f"{API}/audit/log", json=body, headers=key(api_key))
     assert response.status_code == 201, await response.get_json()
     return await response.get_json()
+
+
+async def test_once_the_model_is_loaded_the_verdict_is_stored_with_the_entry(client, trained) -> None:
+    """The first entries after training may be scored just after their commit; from then on each entry is
+    judged before its insert, so the 201 itself carries the verdict, in order within the agent's session."""
+    api_key, agent = trained["api_key"], trained["agents"][0]
+    first = await _log(client, api_key, agent["id"], "search_files", MONDAY_10)
+    await wait_for_scored(client, api_key, [first["id"]])
+    at = MONDAY_10 + timedelta(seconds=9)
+    session = [await _log(client, api_key, agent["id"], "read_file", at)]
+    session.append(await _log(client, api_key, agent["id"], "delete_repository", at + timedelta(seconds=8)))
+    normal, odd = session
+    assert normal["anomaly"] is not None and normal["anomaly"]["model_version"] == 1
+    assert normal["anomaly"]["is_anomaly"] is False
+    assert odd["anomaly"]["is_anomaly"] is True and odd["anomaly"]["type"] == "new_tool"
+    stored = await (await client.get(f"{API}/audit/{odd['id']}", headers=key(api_key))).get_json()
+    assert stored["anomaly"] == odd["anomaly"]

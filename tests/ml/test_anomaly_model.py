@@ -261,3 +261,35 @@ def test_a_new_value_weighs_more_where_values_repeat() -> None:
     assert arguments("GB01", "invoice 7") == 0.0
     new_subject, new_recipient = arguments("GB01", "lunch"), arguments("US99", "invoice 7")
     assert 0.0 < new_subject < 0.1 < 3.0 < new_recipient
+
+
+def test_a_fork_scores_a_batch_without_touching_its_parent_until_adopted(model: AnomalyModel) -> None:
+    parent = primed(model)
+    reference = primed(model)
+    session = normal_session(MONDAY_10)
+    fork = parent.fork()
+    forked = [fork.score(e) for e in session]
+    # The parent has not seen the session: scoring its first step there matches a fresh reference.
+    assert parent.score(session[0], remember=False) == reference.score(session[0], remember=False)
+    parent.adopt(fork)
+    follow = ActionEvent("a1", "search_files", MONDAY_10 + timedelta(seconds=30), resource="res:search_files")
+    expected = [reference.score(e) for e in session]
+    assert [v.score for v in forked] == [v.score for v in expected]
+    assert parent.score(follow) == reference.score(follow)
+
+
+def test_a_session_that_left_the_usual_paths_stays_suspect(model: AnomalyModel) -> None:
+    """After an out-of-place step, the session's next ordinary step carries the earlier evidence."""
+
+    def last_verdict(tools: list[str]) -> AnomalyScore:
+        scorer = primed(model)
+        verdicts = [
+            scorer.score(ActionEvent("a1", tool, MONDAY_10 + timedelta(seconds=8 * i), resource=f"res:{tool}"))
+            for i, tool in enumerate(tools)
+        ]
+        return verdicts[-1]
+
+    usual = last_verdict(["search_files", "read_file", "summarise"])
+    after_detour = last_verdict(["search_files", "list_invoices", "summarise"])
+    assert after_detour.components["session"] < 0.05 < usual.components["session"]
+    assert after_detour.score > usual.score

@@ -32,12 +32,13 @@ KINDS = {
     "tool": "new_tool",
     "sequence": "sequence",
     "context": "sequence",
+    "session": "sequence",
     "burst": "burst",
     "timing": "off_hours",
     "arguments": "arguments",
     "reasoning": "reasoning",
 }
-_PRIORITY = ("tool", "burst", "timing", "arguments", "reasoning", "context", "sequence")
+_PRIORITY = ("tool", "burst", "timing", "arguments", "reasoning", "context", "sequence", "session")
 _TIE_P = 1e-4  # p-values this small are all "far out" when choosing the type
 _MAX_NULL = 400  # quantiles kept per component and agent
 _MIN_NULL = 10  # a component with fewer replayed values is left out of the agent's score
@@ -189,6 +190,7 @@ class AnomalyModel:
 
     def _judge(self, agent: _Agent, event: ActionEvent, context: Context) -> AnomalyScore:
         surprises = agent.profile.surprises(event, context)
+        context.peak = max(context.peak, surprises["sequence"])
         pvalues = {
             name: pvalue(agent.nulls[name], x)
             for name, x in surprises.items()
@@ -201,11 +203,7 @@ class AnomalyModel:
         reasons = [agent.profile.explain(name, event, context) for _, _, name in unusual[:3]]
         kind = KINDS[unusual[0][2]] if unusual else None
         return AnomalyScore(
-            score=score,
-            is_anomaly=score >= self.threshold,
-            reasons=reasons,
-            kind=kind,
-            components={name: round(p, 6) for name, p in pvalues.items()},
+            score=score, is_anomaly=score >= self.threshold, reasons=reasons, kind=kind, components=pvalues
         )
 
 
@@ -215,6 +213,26 @@ class Scorer:
     def __init__(self, model: AnomalyModel) -> None:
         self.model = model
         self._contexts: dict[str, Context] = {}
+        self._parent: Scorer | None = None
+
+    def fork(self) -> Scorer:
+        """A scorer of the same model whose agents' contexts start as copies of this one's (copied on first
+        use): score a batch on it, then `adopt` it once the batch is known to be kept, or drop it."""
+        child = Scorer(self.model)
+        child._parent = self
+        return child
+
+    def adopt(self, fork: Scorer) -> None:
+        """Take the contexts `fork` moved on as this scorer's own."""
+        self._contexts.update(fork._contexts)
+
+    def _context(self, agent_id: str) -> Context:
+        context = self._contexts.get(agent_id)
+        if context is None:
+            inherited = None if self._parent is None else self._parent._contexts.get(agent_id)
+            context = Context() if inherited is None else dataclasses.replace(inherited)
+            self._contexts[agent_id] = context
+        return context
 
     def score(self, event: ActionEvent, *, remember: bool = True) -> AnomalyScore:
         """The verdict on `event` in its agent's recent context; with `remember` (default) the event then
@@ -222,9 +240,7 @@ class Scorer:
         agent = self.model._agents.get(event.agent_id)
         if agent is None:
             return AnomalyScore(0.0, False, [NO_HISTORY], None, {})
-        context = self._contexts.get(event.agent_id)
-        if context is None:
-            context = self._contexts[event.agent_id] = Context()
+        context = self._context(event.agent_id)
         if not remember:
             context = dataclasses.replace(context)
         context.begin(event.timestamp.timestamp(), _gap(agent.profile, self.model.params))
@@ -237,7 +253,7 @@ class Scorer:
         agent = self.model._agents.get(event.agent_id)
         if agent is None:
             return
-        context = self._contexts.setdefault(event.agent_id, Context())
+        context = self._context(event.agent_id)
         context.begin(event.timestamp.timestamp(), _gap(agent.profile, self.model.params))
         context.advance(event)
 
@@ -302,8 +318,10 @@ def fit(
             seconds = event.timestamp.timestamp()
             context.begin(seconds, profile.session_gap)
             if index >= warmup:
-                for name, x in profile.surprises(event, context).items():
+                surprises = profile.surprises(event, context)
+                for name, x in surprises.items():
                     nulls[name].append(x)
+                context.peak = max(context.peak, surprises["sequence"])
                 judged.append((event, dataclasses.replace(context)))
             profile.learn(event, context, max_values=params.max_values_per_key)
             context.advance(event)

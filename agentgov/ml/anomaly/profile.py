@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import hashlib
 import math
 import re
@@ -34,7 +35,7 @@ from agentgov.ml.anomaly.records import ActionEvent
 from agentgov.ml.anomaly.sessions import MAX_SESSIONS, MAX_TOKENS, SessionIndex, action_tokens, from_lists
 
 START = "^"
-COMPONENTS = ("tool", "sequence", "context", "burst", "timing", "arguments", "reasoning")
+COMPONENTS = ("tool", "sequence", "context", "session", "burst", "timing", "arguments", "reasoning")
 _WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
 _MAX_LEAVES = 32
 _MAX_VALUE = 120
@@ -61,6 +62,7 @@ class Context:
     recent: tuple[float, ...] = ()  # times of the session's last calls (at most `_RECENT`)
     window: int = 0  # calls of the session within `BURST_WINDOW` seconds up to the judged one (set by `begin`)
     tokens: frozenset[str] = frozenset()  # the session's tools and argument values so far (`MAX_TOKENS`)
+    peak: float = 0.0  # the largest sequence surprise of the session's earlier steps
 
     @property
     def prev(self) -> str:
@@ -74,6 +76,7 @@ class Context:
             self.gap = None
             self.recent = ()
             self.tokens = frozenset()
+            self.peak = 0.0
         else:
             gap = timestamp - self.last_time
             self.gap = gap if gap >= 0 else None
@@ -122,9 +125,10 @@ def opening(text: str | None) -> str | None:
     return hashlib.sha256(first.encode()).hexdigest()[:16] if first else None
 
 
-def _context_keys(history: tuple[str, ...]) -> list[str]:
+@functools.lru_cache(maxsize=8192)
+def _context_keys(history: tuple[str, ...]) -> tuple[str, ...]:
     """The keys of the contexts ending at the latest tool, longest first (at most `MAX_ORDER` tools)."""
-    return ["|".join(history[-k:]) for k in range(min(len(history), MAX_ORDER), 0, -1)]
+    return tuple("|".join(history[-k:]) for k in range(min(len(history), MAX_ORDER), 0, -1))
 
 
 def _hour_and_day(timestamp: float) -> tuple[int, int]:
@@ -254,6 +258,8 @@ class AgentProfile:
         count = self.tools.get(action, 0)
         out["tool"] = -math.log((count + 0.1) / (self.events + 0.1 * (len(self.tools) + 1)))
         out["sequence"] = -math.log(self.probability(action, context)) + _UNMATCHED_WEIGHT * self.unmatched(context)
+        if not context.starts_session:
+            out["session"] = context.peak
         support = self.session_index().support(context.tokens, action)
         if support is not None:
             held, total = support
@@ -309,6 +315,8 @@ class AgentProfile:
             if row.get(action, 0) == 0:
                 return f"transition {before} → {action} unseen for this agent"
             return f"transition {before} → {action} unusual for this agent ({row[action]} of {sum(row.values())})"
+        if component == "session":
+            return "an earlier step of this session was already out of the agent's usual paths"
         if component == "context":
             return f"tool {action} unusual in sessions like this one (same tools and arguments so far)"
         if component == "burst":
@@ -362,7 +370,9 @@ class AgentProfile:
             openings={str(k): [str(a) for a in v] for k, v in data["openings"].items()},
             gaps=[float(g) for g in data["gaps"]],
             resource_events=int(data.get("resource_events", 0)),
-            observed={str(t): {str(p): int(n) for p, n in keys.items()} for t, keys in data.get("observed", {}).items()},
+            observed={
+                str(t): {str(p): int(n) for p, n in keys.items()} for t, keys in data.get("observed", {}).items()
+            },
             sessions=from_lists(data.get("sessions", [])),
             session_gap=float(data.get("session_gap", 0.0)),
         )

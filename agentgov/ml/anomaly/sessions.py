@@ -20,6 +20,7 @@ NEIGHBOURS = 5  # most similar past sessions consulted
 _MAX_VALUE_TOKENS = 6  # argument values per action that become tokens
 _MAX_VALUE_LENGTH = 60
 _SHARPNESS = 10.0
+_CACHED = 4096  # token sets whose neighbours are kept
 
 
 def tool_token(action: str) -> str:
@@ -43,6 +44,7 @@ class SessionIndex:
     def __init__(self, sessions: Iterable[Iterable[str]] = ()) -> None:
         self._sets: list[frozenset[str]] = []
         self._postings: dict[str, list[int]] = {}
+        self._nearest: dict[frozenset[str], list[tuple[frozenset[str], float]] | None] = {}
         for tokens in sessions:
             self.add(tokens)
 
@@ -52,16 +54,34 @@ class SessionIndex:
         self._sets.append(unique)
         for token in unique:
             self._postings.setdefault(token, []).append(index)
+        self._nearest.clear()
 
     def __len__(self) -> int:
         return len(self._sets)
 
     def support(self, current: frozenset[str], action: str) -> tuple[float, float] | None:
         """(weight of the most similar sessions that called `action`, their total weight), or None when
-        no past session shares a token with `current`. A session's weight is the share of `current`'s
-        tokens it holds; ties go to the more recent session."""
+        no past session shares a token with `current`. The `NEIGHBOURS` sessions sharing the most tokens
+        with `current` are consulted (ties: the more recent); each weighs its share of the best overlap,
+        sharpened (in effect: the sessions with the best overlap). The neighbours of a token set are
+        cached (a session's set stops growing after its opening steps) until the next `add`."""
         if not current:
             return None
+        if current in self._nearest:
+            weights = self._nearest[current]
+        else:
+            weights = self._neighbours(current)
+            if len(self._nearest) >= _CACHED:
+                self._nearest.clear()
+            self._nearest[current] = weights
+        if weights is None:
+            return None
+        token = tool_token(action)
+        total = sum(w for _, w in weights)
+        held = sum(w for tokens, w in weights if token in tokens)
+        return held, total
+
+    def _neighbours(self, current: frozenset[str]) -> list[tuple[frozenset[str], float]] | None:
         overlap: dict[int, int] = {}
         for token in current:
             for index in self._postings.get(token, ()):
@@ -69,16 +89,8 @@ class SessionIndex:
         if not overlap:
             return None
         nearest = heapq.nlargest(NEIGHBOURS, overlap.items(), key=lambda item: (item[1], item[0]))
-        token = tool_token(action)
         best = nearest[0][1]
-        weights = [(index, (count / best) ** _SHARPNESS) for index, count in nearest]
-        total = sum(w for _, w in weights)
-        held = sum(w for index, w in weights if token in self._sets[index])
-        return held, total
-
-
-def to_lists(sessions: Iterable[Iterable[str]]) -> list[list[str]]:
-    return [sorted(tokens) for tokens in sessions]
+        return [(self._sets[index], (count / best) ** _SHARPNESS) for index, count in nearest]
 
 
 def from_lists(data: Any) -> list[list[str]]:
