@@ -1,0 +1,219 @@
+"""Text as the guard reads it: the obfuscation that hides an attack from a reader or a classifier undone.
+
+`normalise(text)` returns the text to classify and what it had to undo, each a `Finding` that the guard can
+give as a reason:
+
+* Unicode compatibility forms folded (NFKC: full-width letters, ligatures, mathematical alphabets);
+* invisible characters removed: zero-width spaces and joiners, word joiners, byte-order marks, bidirectional
+  controls, soft hyphens;
+* Unicode tag characters (U+E0000-U+E007F, invisible in every renderer) read as the ASCII they encode, so an
+  instruction smuggled in them is scanned like visible text;
+* look-alike letters from Cyrillic and Greek mapped to the Latin letters they imitate, in words that mix
+  scripts (a word written wholly in Cyrillic is left alone);
+* embedded payloads decoded and appended: base64 and hex runs that decode to readable text, and rot13 when
+  the decoded text reads as English far better than the original.
+
+Pure functions of their input, bounded work (at most `MAX_PAYLOADS` decodings, each of at most
+`MAX_PAYLOAD_CHARS`); never raises for any string.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import dataclasses
+import re
+import unicodedata
+
+MAX_PAYLOADS = 8
+MAX_PAYLOAD_CHARS = 4096
+
+_INVISIBLE = dict.fromkeys(
+    [
+        *(0x00AD, 0x180E, 0x200B, 0x200C, 0x200D, 0x200E, 0x200F, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0xFEFF),
+        *range(0x202A, 0x202F),  # bidirectional embeddings and overrides
+        *range(0x2066, 0x206A),  # bidirectional isolates
+    ]
+)
+_TAG_FIRST, _TAG_LAST = 0xE0000, 0xE007F
+
+# Cyrillic and Greek letters (code points) that render like the Latin letter they map to.
+_HOMOGLYPHS = str.maketrans(
+    {
+        code: latin
+        for latin, codes in {
+            "A": (0x410, 0x391),
+            "B": (0x412, 0x392),
+            "C": (0x421,),
+            "E": (0x415, 0x395),
+            "H": (0x41D, 0x397),
+            "I": (0x406, 0x399),
+            "J": (0x408,),
+            "K": (0x41A, 0x39A),
+            "M": (0x41C, 0x39C),
+            "N": (0x39D,),
+            "O": (0x41E, 0x39F),
+            "P": (0x420, 0x3A1),
+            "S": (0x405,),
+            "T": (0x422, 0x3A4),
+            "X": (0x425, 0x3A7),
+            "Y": (0x3A5,),
+            "Z": (0x396,),
+            "a": (0x430, 0x3B1),
+            "b": (0x432,),
+            "c": (0x441,),
+            "d": (0x501,),
+            "e": (0x435,),
+            "g": (0x261,),
+            "h": (0x43D,),
+            "i": (0x456, 0x3B9),
+            "j": (0x458,),
+            "k": (0x43A, 0x3BA),
+            "m": (0x43C,),
+            "o": (0x43E, 0x3BF),
+            "p": (0x440, 0x3C1),
+            "q": (0x51B,),
+            "s": (0x455,),
+            "t": (0x442, 0x3C4),
+            "u": (0x3C5,),
+            "v": (0x3BD,),
+            "w": (0x51D,),
+            "x": (0x445, 0x3C7),
+            "y": (0x443,),
+        }.items()
+        for code in codes
+    }
+)
+_LATIN = re.compile(r"[A-Za-z]")
+_CONFUSABLE = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0500-\u052f\u0261]")
+_WORD = re.compile(r"\w+", re.UNICODE)
+_BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
+_HEX = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}[ :]?){8,}(?![0-9A-Za-z])")
+_COMMON = frozenset(  # words whose presence after a rot13 says the decoded text is English
+    {
+        *("the", "and", "you", "your", "to", "of", "a", "in", "is", "that", "it", "for", "on", "with"),
+        *("this", "are", "be", "as", "not", "all", "from", "or", "please", "now", "ignore", "instructions"),
+        *("previous", "system", "prompt", "say", "print", "tell", "reveal", "what", "write", "me", "my"),
+        *("i", "we", "do"),
+    }
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    """What `normalise` undid: `kind` (a stable name) and a short human description."""
+
+    kind: str
+    detail: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Normalised:
+    """The text to classify (`text`: normalised, decoded payloads appended on their own lines) and what was
+    undone to get it."""
+
+    text: str
+    findings: tuple[Finding, ...]
+
+    @property
+    def obfuscated(self) -> bool:
+        return bool(self.findings)
+
+
+def normalise(text: str) -> Normalised:
+    findings: list[Finding] = []
+    folded = unicodedata.normalize("NFKC", text)
+    if folded != text:
+        letters = sorted({c for c in text if c.isalpha() and unicodedata.normalize("NFKC", c) != c})
+        if letters:
+            shown = "".join(letters[:8])
+            findings.append(Finding("compatibility_forms", f"look-alike letter forms folded (NFKC): {shown}"))
+    tags = "".join(chr(ord(c) - _TAG_FIRST) for c in folded if _TAG_FIRST <= ord(c) <= _TAG_LAST)
+    visible = "".join(c for c in folded if not _TAG_FIRST <= ord(c) <= _TAG_LAST)
+    hidden = tags.strip("\x00\x7f")
+    if hidden:
+        findings.append(Finding("tag_characters", f"text hidden in Unicode tag characters: {_quote(hidden)}"))
+    stripped = visible.translate(_INVISIBLE)
+    if len(stripped) != len(visible):
+        findings.append(Finding("invisible_characters", f"{len(visible) - len(stripped)} invisible characters removed"))
+    unmasked, mixed = _unmask_homoglyphs(stripped)
+    if mixed:
+        findings.append(Finding("homoglyphs", f"look-alike letters in {', '.join(_quote(w) for w in mixed[:3])}"))
+    decoded = _decode_payloads(unmasked)
+    findings.extend(finding for finding, _ in decoded)
+    parts = [unmasked, *([hidden] if hidden else []), *(plain for _, plain in decoded)]
+    return Normalised("\n".join(parts), tuple(findings))
+
+
+def _quote(text: str, limit: int = 60) -> str:
+    flat = " ".join(text.split())
+    return f'"{flat[:limit]}…"' if len(flat) > limit else f'"{flat}"'
+
+
+def _unmask_homoglyphs(text: str) -> tuple[str, list[str]]:
+    """Map look-alikes to Latin in words that mix Latin with them (a wholly Cyrillic word stays)."""
+    mixed: list[str] = []
+
+    def fix(match: re.Match[str]) -> str:
+        word = match.group(0)
+        if _CONFUSABLE.search(word) and _LATIN.search(word):
+            mapped = word.translate(_HOMOGLYPHS)
+            if mapped != word:
+                mixed.append(word)
+                return mapped
+        return word
+
+    return _WORD.sub(fix, text), mixed
+
+
+def _readable(data: bytes) -> str | None:
+    """`data` as text when it is mostly printable UTF-8 with some letters, else None."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if len(text) < 4:
+        return None
+    printable = sum(1 for c in text if c.isprintable() or c in "\n\t")
+    letters = sum(1 for c in text if c.isalpha())
+    return text if printable >= 0.9 * len(text) and letters >= 0.3 * len(text) else None
+
+
+def _english(text: str) -> int:
+    return sum(1 for word in re.findall(r"[a-z]+", text.lower()) if word in _COMMON)
+
+
+def _decode_payloads(text: str) -> list[tuple[Finding, str]]:
+    found: list[tuple[Finding, str]] = []
+    for match in _BASE64.finditer(text):
+        if len(found) >= MAX_PAYLOADS:
+            break
+        run = match.group(0)[:MAX_PAYLOAD_CHARS]
+        if run.isalpha() and (run.islower() or run.isupper()):
+            continue  # a long word, not an encoding
+        padded = run.replace("-", "+").replace("_", "/")
+        padded += "=" * (-len(padded) % 4)
+        try:
+            plain = _readable(base64.b64decode(padded, validate=True))
+        except (binascii.Error, ValueError):
+            plain = None
+        if plain is not None:
+            found.append((Finding("base64", f"base64 payload decoded: {_quote(plain)}"), plain))
+    for match in _HEX.finditer(text):
+        if len(found) >= MAX_PAYLOADS:
+            break
+        digits = re.sub(r"[ :]", "", match.group(0))[:MAX_PAYLOAD_CHARS]
+        try:
+            plain = _readable(bytes.fromhex(digits[: len(digits) // 2 * 2]))
+        except ValueError:
+            plain = None
+        if plain is not None:
+            found.append((Finding("hex", f"hex payload decoded: {_quote(plain)}"), plain))
+    if len(found) < MAX_PAYLOADS:
+        sample = text[:MAX_PAYLOAD_CHARS]
+        rotated = codecs.encode(sample, "rot13")
+        before, after = _english(sample), _english(rotated)
+        if after >= 3 and after >= 3 * max(1, before):
+            found.append((Finding("rot13", f"rot13 text decoded: {_quote(rotated)}"), rotated))
+    return found

@@ -1,0 +1,120 @@
+"""Explainable rules of the prompt guard: patterns that name what they found.
+
+Each `Rule` belongs to one category (`injection`, `jailbreak`, `leakage`) and carries the score a match gives
+that category. Rules are deliberately narrow: they name the attack's phrasing ("ignore the previous
+instructions", "you are DAN", "print your system prompt"), not words an ordinary prompt also uses ("ignore",
+"password", "system"); the learned classifier covers the rest. `match_rules(text)` runs every rule over
+normalised text and returns each hit with the fragment it matched. Pure; linear in the text (no nested
+unbounded quantifiers); never raises.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+CATEGORIES = ("injection", "jailbreak", "leakage")
+_FRAGMENT = 80  # characters of a matched fragment shown in a reason
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    name: str
+    category: str
+    score: float
+    pattern: re.Pattern[str]
+
+
+@dataclasses.dataclass(frozen=True)
+class RuleHit:
+    rule: str
+    category: str
+    score: float
+    fragment: str
+
+    def reason(self) -> str:
+        return f'rule {self.rule} ({self.category}) matched "{self.fragment}"'
+
+
+def _rule(name: str, category: str, score: float, pattern: str) -> Rule:
+    return Rule(name, category, score, re.compile(pattern, re.IGNORECASE))
+
+
+_W = r"[^.\n!?]{0,40}?"  # a short stretch within one sentence
+
+RULES: tuple[Rule, ...] = (
+    _rule(
+        "ignore_previous_instructions",
+        "injection",
+        0.9,
+        rf"\b(?:ignore|disregard|forget|override|bypass)\b{_W}\b(?:previous|prior|above|earlier|preceding|"
+        rf"original|initial|all|any|your)\b{_W}\b(?:instructions?|prompts?|rules|directions|guidelines|"
+        rf"directives?|commands?)\b",
+    ),
+    _rule(
+        "spoofed_system_message",
+        "injection",
+        0.85,
+        r"(?:#{2,}\s*\(?\s*system[_ ]?(?:message|prompt)|<\|?\s*(?:system|im_start)\s*\|?>|\[\s*system\s*\]\s*:|"
+        r"\bsystem\s+(?:override|update|notice)\s*:)",
+    ),
+    _rule(
+        "new_instructions",
+        "injection",
+        0.8,
+        r"\b(?:new|updated|real|actual|true)\s+(?:instructions?|task|directives?|orders)\s*(?:are|is)?\s*:",
+    ),
+    _rule(
+        "instead_do",
+        "injection",
+        0.75,
+        rf"\b(?:instead|rather)\b{_W}\b(?:you (?:must|should|will)|do the following|your (?:new )?task is)\b",
+    ),
+    _rule("script_injection", "injection", 0.8, r"<\s*script\b|\bjavascript\s*:|\bon(?:error|load)\s*="),
+    _rule(
+        "do_anything_now",
+        "jailbreak",
+        0.9,
+        r"\b(?:do anything now|DAN mode|jailbr(?:ea|o)ken|developer mode (?:enabled|output)|"
+        r"(?:no|without any|free (?:of|from)) (?:ethical|moral|content) (?:guidelines|restrictions|filters|limits))\b",
+    ),
+    _rule(
+        "unrestricted_persona",
+        "jailbreak",
+        0.8,
+        rf"\b(?:pretend|act as|roleplay as|you are now|from now on you are)\b{_W}\b(?:unfiltered|uncensored|"
+        rf"unrestricted|amoral|without (?:any )?(?:rules|restrictions|limits|filters))\b",
+    ),
+    _rule(
+        "reveal_system_prompt",
+        "leakage",
+        0.9,
+        rf"\b(?:reveal|print|show|repeat|output|display|leak|tell me|give me|write out|spell out)\b{_W}"
+        rf"\b(?:system prompt|initial prompt|hidden (?:prompt|instructions)|your (?:instructions|system message|"
+        rf"prompt|rules)|(?:the )?(?:text|words|instructions) above)\b",
+    ),
+    _rule(
+        "exfiltration_link",
+        "leakage",
+        0.85,
+        r"!\[[^\]\n]{0,60}\]\(\s*https?://[^)\s]{0,200}[?&][^)\s=]{1,40}=[^)\s]{0,200}\)",
+    ),
+    _rule(
+        "send_secrets",
+        "leakage",
+        0.75,
+        rf"\b(?:send|forward|email|post|share|reveal|include)\b{_W}\b(?:password|api[ _-]?key|secret key|"
+        rf"credentials|access token|security code|private key)s?\b{_W}\b(?:to|at|via)\b",
+    ),
+)
+
+
+def match_rules(text: str) -> list[RuleHit]:
+    """Every rule's first match in `text` (normalised), strongest first."""
+    hits = []
+    for rule in RULES:
+        found = rule.pattern.search(text)
+        if found is not None:
+            fragment = " ".join(found.group(0).split())[:_FRAGMENT]
+            hits.append(RuleHit(rule.name, rule.category, rule.score, fragment))
+    return sorted(hits, key=lambda h: -h.score)
