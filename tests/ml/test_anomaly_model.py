@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agentgov.ml.anomaly import ActionEvent, AnomalyModel, AnomalyParams, ModelFormatError, NotEnoughHistory, fit
-from agentgov.ml.anomaly.model import AnomalyScore, fisher, learn_session_gap, tippett
+from agentgov.ml.anomaly.model import AnomalyScore, learn_session_gap, tippett, truncated_product
 from agentgov.ml.anomaly.profile import Context
 
 TASKS = [
@@ -181,9 +181,20 @@ def test_with_threshold_and_params_validation(model: AnomalyModel) -> None:
 
 
 def test_combinations() -> None:
-    assert fisher([]) == 1.0 and tippett([]) == 1.0
+    assert truncated_product([]) == 1.0 and tippett([]) == 1.0
     assert tippett([0.01, 0.9]) == pytest.approx(1 - 0.99**2)
-    assert fisher([0.01, 0.01]) < 0.01
+    assert truncated_product([0.5, 0.9, 0.2]) == 1.0  # nothing at most tau
+    assert truncated_product([0.01]) == pytest.approx(0.01)  # one p-value is its own combination
+    assert truncated_product([0.01, 0.01, 0.9]) < 0.01 < truncated_product([0.01, 0.9, 0.9])
+
+
+def test_the_truncated_product_is_a_p_value() -> None:
+    """Under independent uniform p-values, P(combined <= a) is about a."""
+    rng = random.Random(11)
+    combined = [truncated_product([rng.random() for _ in range(6)]) for _ in range(20_000)]
+    for alpha in (0.01, 0.05, 0.2):
+        share = sum(1 for c in combined if c <= alpha) / len(combined)
+        assert alpha * 0.8 < share < alpha * 1.2, (alpha, share)
 
 
 def test_each_agent_learns_the_silence_between_its_sessions() -> None:

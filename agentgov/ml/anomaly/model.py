@@ -4,9 +4,10 @@ Method. Each agent is modelled on its own history (`profile.AgentProfile`). Ever
 turned into a p-value against that agent's own distribution of the component on normal traffic: the history
 is replayed in time order, and each action after a warm-up share is judged against what came before it (as a
 live action is), which gives the null distribution without labels. The p-values present for an action are
-combined with Fisher's method and mapped to a 0..1 score (`score = s / (s + 3)` with `s = -log10(p)`: 0.5 is
-p = 0.001). The threshold is the score that the target share of those replayed normal actions reaches, so
-the alert rate on normal traffic is calibrated from the history alone.
+combined (`combine`: Tippett's minimum or the truncated product of the small ones) and mapped to a 0..1 score
+(`score = s / (s + 3)` with `s = -log10(p)`: 0.5 is p = 0.001). The threshold is the score that the target
+share of the replayed normal actions of the history's second half reaches, so the alert rate on normal
+traffic is calibrated from the history alone.
 
 `fit` is a plain function of plain data, deterministic, and runs in a worker process; the model is a JSON
 document (`to_document` / `from_document`), never a pickle. `Scorer` keeps each agent's recent context and is
@@ -51,18 +52,6 @@ NO_HISTORY = "agent has no history in the model"
 Progress = Callable[[float, str], None]
 
 
-def fisher(pvalues: Sequence[float]) -> float:
-    """Fisher's combined p-value of independent p-values (chi-square survival with 2k degrees of freedom)."""
-    if not pvalues:
-        return 1.0
-    half = -sum(math.log(max(p, _P_FLOOR)) for p in pvalues)
-    term = total = math.exp(-half)
-    for i in range(1, len(pvalues)):
-        term *= half / i
-        total += term
-    return min(1.0, total)
-
-
 def tippett(pvalues: Sequence[float]) -> float:
     """Tippett's combined p-value: the chance that the smallest of k independent p-values is this small."""
     if not pvalues:
@@ -71,10 +60,34 @@ def tippett(pvalues: Sequence[float]) -> float:
     return -math.expm1(len(pvalues) * math.log1p(-min(smallest, 1 - 1e-12)))
 
 
+def truncated_product(pvalues: Sequence[float], tau: float = 0.1) -> float:
+    """Zaykin's truncated product method (2002): the chance, under independent uniform p-values, that the
+    product of those at most `tau` is this small (1.0 when none is). Unlike Fisher's product it is not
+    diluted by the many components that are unremarkable for an action."""
+    small = [max(p, _P_FLOOR) for p in pvalues if p <= tau]
+    if not small:
+        return 1.0
+    n = len(pvalues)
+    w = math.prod(small)
+    total = 0.0
+    for k in range(1, n + 1):
+        weight = math.comb(n, k) * (1 - tau) ** (n - k)
+        if w <= tau**k:
+            x = k * math.log(tau) - math.log(w)
+            term, inner = 1.0, 1.0
+            for s_ in range(1, k):
+                term *= x / s_
+                inner += term
+            total += weight * w * inner
+        else:
+            total += weight * tau**k
+    return min(1.0, total)
+
+
 def combine(pvalues: Sequence[float]) -> float:
-    """The smaller of Tippett's (one component far out) and Fisher's (several somewhat out) combination,
-    doubled for having looked at both."""
-    return min(1.0, 2 * min(tippett(pvalues), fisher(pvalues)))
+    """The smaller of Tippett's (one component far out) and the truncated product's (several somewhat out,
+    the rest ignored) combination, doubled for having looked at both."""
+    return min(1.0, 2 * min(tippett(pvalues), truncated_product(pvalues)))
 
 
 def to_score(pvalue: float) -> float:
