@@ -10,7 +10,10 @@
    burst, each flagged, reported and published).
 2. `POST /policies/check` throughput and latency while trainings run back to back (each fit in a worker
    process) against the same checks with no training, in interleaved rounds: the event loop stays responsive.
-3. Time from an entry being accepted to its verdict being readable (`GET /audit/{id}`), over 50 entries.
+3. The event loop's lag while trainings run back to back: one client asks `GET /api/v1/health` every 20 ms
+   on one connection (nothing else loads the service), idle and during fits; the answer's latency is the
+   time the loop took to get to it.
+4. Time from an entry being accepted to its verdict being readable (`GET /audit/{id}`), over 50 entries.
 """
 
 from __future__ import annotations
@@ -110,6 +113,26 @@ def check_script(agent_id: str) -> str:
     return f"wrk.method = \"POST\"\nwrk.body = '{body}'\n"
 
 
+def health_latencies(base: str, seconds: float) -> list[float]:
+    """Milliseconds of sequential `GET /health` on one keep-alive connection, one every 20 ms."""
+    out: list[float] = []
+    with httpx.Client(base_url=base, timeout=10) as probe:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            started = time.perf_counter()
+            probe.get("/api/v1/health").raise_for_status()
+            out.append((time.perf_counter() - started) * 1000)
+            time.sleep(0.02)
+    return sorted(out)
+
+
+def lag_row(name: str, values: list[float]) -> str:
+    return (
+        f"{name:48s} p50 {values[len(values) // 2]:6.2f} ms  p99 {values[int(len(values) * 0.99)]:6.2f} ms  "
+        f"max {values[-1]:6.2f} ms  ({len(values)} probes)"
+    )
+
+
 def median(results: list[Result]) -> Result:
     ordered = sorted(results, key=lambda r: r.requests_per_s)
     return ordered[len(ordered) // 2]
@@ -204,6 +227,26 @@ def main() -> None:
         print(f"policy checks while trainings run back to back ({trainings} trainings completed meanwhile):")
         print(a.row())
         print(b.row(a))
+
+        quiet = health_latencies(base, args.seconds)
+        stop = threading.Event()
+        fits = 0
+
+        def keep_fitting() -> None:
+            nonlocal fits
+            with httpx.Client(base_url=base, timeout=60) as own:
+                while not stop.is_set():
+                    train(own, model_headers)
+                    fits += 1
+
+        worker = threading.Thread(target=keep_fitting)
+        worker.start()
+        busy = health_latencies(base, args.seconds)
+        stop.set()
+        worker.join()
+        print(f"event loop lag (GET /health every 20 ms, {fits} trainings meanwhile):")
+        print(lag_row("  idle", quiet))
+        print(lag_row("  trainings back to back", busy))
 
         delays = []
         for i in range(50):

@@ -26,6 +26,7 @@ import logging
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import trio
 from outcome import Value
 
 from agentgov.actors.notifier import Publish, notifier
@@ -99,6 +100,32 @@ def event_of_entry(entry: AuditEntry) -> ActionEvent:
     )
 
 
+def training_payload(rows: list[Row]) -> list[dict[str, Any]]:
+    """The history rows as the worker process's plain data."""
+    payload = []
+    for row in rows:
+        event = event_of_row(row)
+        payload.append(
+            {
+                "agent_id": event.agent_id,
+                "action": event.action,
+                "ts": row["ts"],
+                "resource": event.resource,
+                "input": dict(event.input) if event.input is not None else None,
+                "reasoning": event.reasoning,
+            }
+        )
+    return payload
+
+
+def primed_scorer(model: AnomalyModel, rows: list[Row]) -> Scorer:
+    """A scorer of `model` whose agents' contexts have seen `rows` (oldest first)."""
+    scorer = model.scorer()
+    for row in rows:
+        scorer.observe(event_of_row(row))
+    return scorer
+
+
 def fit_anomaly(payload: list[dict[str, Any]], params: dict[str, Any]) -> FitResult:
     """Runs in a worker process: fit the model on the history rows. Raises `NotEnoughHistory` (a
     `ValueError`) when no agent has enough of it."""
@@ -155,19 +182,7 @@ class AnomalyKind:
         )
         if not rows:
             raise TrainingRefused("the tenant has no logged actions to learn from")
-        payload = []
-        for row in rows:
-            event = event_of_row(row)
-            payload.append(
-                {
-                    "agent_id": event.agent_id,
-                    "action": event.action,
-                    "ts": row["ts"],
-                    "resource": event.resource,
-                    "input": dict(event.input) if event.input is not None else None,
-                    "reasoning": event.reasoning,
-                }
-            )
+        payload = await trio.to_thread.run_sync(training_payload, rows)  # JSON decoding of every row
         return TrainingData(payload, len(rows), rows[0]["ts"], rows[-1]["ts"])
 
     def activate(self, version: ModelVersion, threshold: float | None) -> AnomalyModel:
@@ -329,14 +344,14 @@ class AnomalyScorerActor(Actor[ScorerMessage]):
             self._scorer.model = model
             self._threshold = view.threshold
             return
-        scorer = model.scorer()
         try:
             rows = await self.repo.recent_actions(self.tenant_id, PRIME_ENTRIES, before_sequence=before_sequence)
         except DatabaseError as exc:
             log.warning("anomaly model not loaded", extra=fields(tenant_id=self.tenant_id, error=str(exc)))
             return
-        for row in rows:
-            scorer.observe(event_of_row(row))
+        # Priming replays up to PRIME_ENTRIES entries (tens of milliseconds): in a thread, on a scorer nobody
+        # else sees yet, so the loop keeps serving.
+        scorer = await trio.to_thread.run_sync(primed_scorer, model, rows)
         self._scorer, self._version, self._threshold = scorer, view.version, view.threshold
         if self._ctx is not None:
             self._ctx.publish(ScoringView(view.version, scorer, self.counters))

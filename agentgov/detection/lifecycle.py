@@ -360,7 +360,8 @@ class DetectorActor(Actor[DetectorMessage]):
                 view = DetectorView(None, None, None, None, state.generation)
             else:
                 try:
-                    model = self.kind.activate(stored, state.threshold)
+                    # Parsing a model document takes milliseconds: in a thread, so the loop keeps serving.
+                    model = await trio.to_thread.run_sync(self.kind.activate, stored, state.threshold)
                 except ValueError as exc:
                     log.error("stored detector version unreadable", extra=self._fields(error=str(exc)))
                     model = None
