@@ -304,3 +304,10 @@ def test_a_session_that_left_the_usual_paths_stays_suspect(model: AnomalyModel) 
     after_detour = last_verdict(["search_files", "list_invoices", "summarise"])
     assert after_detour.components["session"] < 0.05 < usual.components["session"]
     assert after_detour.score > usual.score
+
+
+def test_each_agent_keeps_only_its_most_recent_sessions(monkeypatch: pytest.MonkeyPatch) -> None:
+    everything = fit(history()).to_document()["agents"]["a1"]["profile"]["sessions"]
+    monkeypatch.setattr("agentgov.ml.anomaly.profile.MAX_SESSIONS", 10)
+    bounded = fit(history()).to_document()["agents"]["a1"]["profile"]["sessions"]
+    assert len(everything) > 10 and bounded == everything[-10:]

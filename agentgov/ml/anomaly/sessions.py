@@ -14,7 +14,7 @@ import heapq
 from collections.abc import Iterable
 from typing import Any
 
-MAX_SESSIONS = 500  # most recent sessions kept per agent
+MAX_SESSIONS = 200  # most recent sessions kept per agent (bounds the model: about 1 KB a session)
 MAX_TOKENS = 48  # tokens kept per session
 NEIGHBOURS = 5  # most similar past sessions consulted
 _MAX_VALUE_TOKENS = 6  # argument values per action that become tokens
