@@ -19,10 +19,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import statistics
 import threading
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -113,6 +115,28 @@ def check_script(agent_id: str) -> str:
     return f"wrk.method = \"POST\"\nwrk.body = '{body}'\n"
 
 
+@contextlib.contextmanager
+def trainings_back_to_back(base: str, headers: dict[str, str]) -> Iterator[list[int]]:
+    """Train the tenant again and again in a thread while the block runs; yields [trainings completed]
+    (final once the block has exited and the last training finished)."""
+    done = [0]
+    stop = threading.Event()
+
+    def keep_training() -> None:
+        with httpx.Client(base_url=base, timeout=60) as own:
+            while not stop.is_set():
+                train(own, headers)
+                done[0] += 1
+
+    worker = threading.Thread(target=keep_training)
+    worker.start()
+    try:
+        yield done
+    finally:
+        stop.set()
+        worker.join()
+
+
 def health_latencies(base: str, seconds: float) -> list[float]:
     """Milliseconds of sequential `GET /health` on one keep-alive connection, one every 20 ms."""
     out: list[float] = []
@@ -200,51 +224,27 @@ def main() -> None:
                     headers={**model_headers, **json_headers},
                 )
             )
-            stop = threading.Event()
-
-            def keep_training(stop: threading.Event = stop) -> None:
-                nonlocal trainings
-                with httpx.Client(base_url=base, timeout=60) as own:
-                    while not stop.is_set():
-                        train(own, model_headers)
-                        trainings += 1
-
-            worker = threading.Thread(target=keep_training)
-            worker.start()
-            training.append(
-                wrk(
-                    "POST /policies/check, training meanwhile",
-                    base + "/api/v1/policies/check",
-                    connections=8,
-                    seconds=args.seconds,
-                    script=check_script(model_agent),
-                    headers={**model_headers, **json_headers},
+            with trainings_back_to_back(base, model_headers) as done:
+                training.append(
+                    wrk(
+                        "POST /policies/check, training meanwhile",
+                        base + "/api/v1/policies/check",
+                        connections=8,
+                        seconds=args.seconds,
+                        script=check_script(model_agent),
+                        headers={**model_headers, **json_headers},
+                    )
                 )
-            )
-            stop.set()
-            worker.join()
+            trainings += done[0]
         a, b = median(idle), median(training)
         print(f"policy checks while trainings run back to back ({trainings} trainings completed meanwhile):")
         print(a.row())
         print(b.row(a))
 
         quiet = health_latencies(base, args.seconds)
-        stop = threading.Event()
-        fits = 0
-
-        def keep_fitting() -> None:
-            nonlocal fits
-            with httpx.Client(base_url=base, timeout=60) as own:
-                while not stop.is_set():
-                    train(own, model_headers)
-                    fits += 1
-
-        worker = threading.Thread(target=keep_fitting)
-        worker.start()
-        busy = health_latencies(base, args.seconds)
-        stop.set()
-        worker.join()
-        print(f"event loop lag (GET /health every 20 ms, {fits} trainings meanwhile):")
+        with trainings_back_to_back(base, model_headers) as fits:
+            busy = health_latencies(base, args.seconds)
+        print(f"event loop lag (GET /health every 20 ms, {fits[0]} trainings meanwhile):")
         print(lag_row("  idle", quiet))
         print(lag_row("  trainings back to back", busy))
 

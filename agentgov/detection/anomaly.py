@@ -73,31 +73,43 @@ def severity_of(score: float, threshold: float) -> str:
     return "medium"
 
 
-def event_of_row(row: Row) -> ActionEvent:
-    """An audit row (`training_rows`, `recent_actions`) as the model's event."""
-    data = json.loads(row["input"]) if row["input"] else None
-    reasoning = json.loads(row["reasoning"]) if row["reasoning"] else None
+def _event(
+    agent_id: str,
+    action: str,
+    timestamp: datetime,
+    resource: str | None,
+    input_json: str | None,
+    reasoning_json: str | None,
+) -> ActionEvent:
+    """The model's event of an audit entry whose `input` and `reasoning` are stored JSON text."""
+    data = json.loads(input_json) if input_json else None
+    reasoning = json.loads(reasoning_json) if reasoning_json else None
     return ActionEvent(
-        agent_id=row["agent_id"],
-        action=row["action"],
-        timestamp=parse_iso(row["ts"]),
-        resource=row["resource"],
+        agent_id=agent_id,
+        action=action,
+        timestamp=timestamp,
+        resource=resource,
         input=data if isinstance(data, dict) else None,
         reasoning=reasoning_text(reasoning),
     )
+
+
+def event_of_row(row: Row) -> ActionEvent:
+    """An audit row (`training_rows`, `recent_actions`) as the model's event."""
+    return _event(row["agent_id"], row["action"], parse_iso(row["ts"]), row["resource"], row["input"], row["reasoning"])
 
 
 def event_of_entry(entry: AuditEntry) -> ActionEvent:
-    data = json.loads(entry.input) if entry.input else None
-    reasoning = json.loads(entry.reasoning) if entry.reasoning else None
-    return ActionEvent(
-        agent_id=entry.agent_id,
-        action=entry.action,
-        timestamp=parse_iso(entry.timestamp),
-        resource=entry.resource,
-        input=data if isinstance(data, dict) else None,
-        reasoning=reasoning_text(reasoning),
+    return _event(
+        entry.agent_id, entry.action, parse_iso(entry.timestamp), entry.resource, entry.input, entry.reasoning
     )
+
+
+def event_of_pending(item: PendingEntry) -> ActionEvent:
+    """The model's event of an entry not yet committed (receipt time: now). Raises `ValueError` for an
+    entry the model cannot read."""
+    when = parse_iso(item.occurred_at) if item.occurred_at else now()
+    return _event(item.agent_id, item.action, when, item.resource, item.input, item.reasoning)
 
 
 def training_payload(rows: list[Row]) -> list[dict[str, Any]]:
@@ -432,21 +444,6 @@ class Prescored:
     verdicts: dict[str, AnomalyScore]  # by entry id
 
 
-def event_of_pending(item: PendingEntry) -> ActionEvent:
-    """The model's event of an entry not yet committed (receipt time: now). Raises `ValueError` for an
-    entry the model cannot read."""
-    data = json.loads(item.input) if item.input else None
-    reasoning = json.loads(item.reasoning) if item.reasoning else None
-    return ActionEvent(
-        agent_id=item.agent_id,
-        action=item.action,
-        timestamp=parse_iso(item.occurred_at) if item.occurred_at else now(),
-        resource=item.resource,
-        input=data if isinstance(data, dict) else None,
-        reasoning=reasoning_text(reasoning),
-    )
-
-
 def prescore(
     services: Services, tenant_id: str, pending: list[PendingEntry], backlog: ScoringBacklog
 ) -> tuple[list[PendingEntry], Prescored | None]:
@@ -462,7 +459,7 @@ def prescore(
     verdicts: dict[str, AnomalyScore] = {}
     out: list[PendingEntry] = []
     for item in pending:
-        if item.kind == "action" and item.id not in verdicts:
+        if item.kind == "action":
             try:
                 verdict = fork.score(event_of_pending(item))
             except ValueError as exc:

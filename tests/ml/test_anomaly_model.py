@@ -11,6 +11,7 @@ import pytest
 from agentgov.ml.anomaly import ActionEvent, AnomalyModel, AnomalyParams, ModelFormatError, NotEnoughHistory, fit
 from agentgov.ml.anomaly.model import AnomalyScore, learn_session_gap, tippett, truncated_product
 from agentgov.ml.anomaly.profile import Context
+from agentgov.ml.anomaly.sessions import SessionIndex
 
 TASKS = [
     ["search_files", "read_file", "summarise"],
@@ -311,3 +312,16 @@ def test_each_agent_keeps_only_its_most_recent_sessions(monkeypatch: pytest.Monk
     monkeypatch.setattr("agentgov.ml.anomaly.profile.MAX_SESSIONS", 10)
     bounded = fit(history()).to_document()["agents"]["a1"]["profile"]["sessions"]
     assert len(everything) > 10 and bounded == everything[-10:]
+
+
+def test_the_session_index_forgets_its_oldest_session() -> None:
+    index = SessionIndex([["t:search", "t:send"], ["t:search", "t:read"], ["t:list"]])
+    assert index.support(frozenset({"t:search"}), "send") == (1.0, 2.0)
+    index.evict_oldest()
+    assert len(index) == 2
+    assert index.support(frozenset({"t:search"}), "send") == (0.0, 1.0)
+    index.add(["t:search", "t:send"])
+    assert index.support(frozenset({"t:search"}), "send") == (1.0, 2.0)
+    for _ in range(5):
+        index.evict_oldest()
+    assert len(index) == 0 and index.support(frozenset({"t:search"}), "send") is None

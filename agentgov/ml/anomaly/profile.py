@@ -216,7 +216,8 @@ class AgentProfile:
                 index.add(current)
             if len(self.sessions) > MAX_SESSIONS:
                 del self.sessions[0]
-                self._sets.pop(("i",), None)
+                if index is not None:
+                    index.evict_oldest()
 
     def _lookup_sets(self) -> dict[tuple[str, ...], Any]:
         return self._sets

@@ -11,6 +11,7 @@ the current session's tokens, bounded by `MAX_SESSIONS`.
 from __future__ import annotations
 
 import heapq
+from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
@@ -39,21 +40,37 @@ def action_tokens(action: str, leaves: Iterable[tuple[str, str]]) -> list[str]:
 
 
 class SessionIndex:
-    """Past sessions (token sets, oldest first) with an inverted index. Not thread-safe."""
+    """Past sessions (token sets, oldest first) with an inverted index. Not thread-safe.
+
+    Sessions are numbered in the order they were added; `_first` is the number of the oldest one kept, so
+    each posting list is in increasing order and evicting the oldest session pops the front of its lists."""
 
     def __init__(self, sessions: Iterable[Iterable[str]] = ()) -> None:
-        self._sets: list[frozenset[str]] = []
-        self._postings: dict[str, list[int]] = {}
+        self._sets: deque[frozenset[str]] = deque()
+        self._first = 0
+        self._postings: dict[str, deque[int]] = {}
         self._nearest: dict[frozenset[str], list[tuple[frozenset[str], float]] | None] = {}
         for tokens in sessions:
             self.add(tokens)
 
     def add(self, tokens: Iterable[str]) -> None:
-        index = len(self._sets)
+        number = self._first + len(self._sets)
         unique = frozenset(tokens)
         self._sets.append(unique)
         for token in unique:
-            self._postings.setdefault(token, []).append(index)
+            self._postings.setdefault(token, deque()).append(number)
+        self._nearest.clear()
+
+    def evict_oldest(self) -> None:
+        """Forget the oldest session (no-op when empty)."""
+        if not self._sets:
+            return
+        for token in self._sets.popleft():
+            postings = self._postings[token]
+            postings.popleft()
+            if not postings:
+                del self._postings[token]
+        self._first += 1
         self._nearest.clear()
 
     def __len__(self) -> int:
@@ -84,13 +101,13 @@ class SessionIndex:
     def _neighbours(self, current: frozenset[str]) -> list[tuple[frozenset[str], float]] | None:
         overlap: dict[int, int] = {}
         for token in current:
-            for index in self._postings.get(token, ()):
-                overlap[index] = overlap.get(index, 0) + 1
+            for number in self._postings.get(token, ()):
+                overlap[number] = overlap.get(number, 0) + 1
         if not overlap:
             return None
         nearest = heapq.nlargest(NEIGHBOURS, overlap.items(), key=lambda item: (item[1], item[0]))
         best = nearest[0][1]
-        return [(self._sets[index], (count / best) ** _SHARPNESS) for index, count in nearest]
+        return [(self._sets[number - self._first], (count / best) ** _SHARPNESS) for number, count in nearest]
 
 
 def from_lists(data: Any) -> list[list[str]]:
