@@ -14,6 +14,7 @@ import trio
 
 from agentgov.actors.runtime import ActorSystem
 from agentgov.config import Settings
+from agentgov.detection.guard_memory import GuardMemory
 from agentgov.security.tokens import TokenService
 from agentgov.storage.cache import Cache
 from agentgov.storage.database import Database
@@ -33,6 +34,8 @@ class Services:
     shutting_down: trio.Event = dataclasses.field(default_factory=trio.Event)
     # Names this process (e.g. as the owner of a training task) among those sharing the database.
     instance_id: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex)
+    # The prompt guard's per-process counters and recent validations (written in the event loop only).
+    guard: GuardMemory = dataclasses.field(default_factory=GuardMemory)
 
     def __post_init__(self) -> None:
         self.identity = IdentityRepo(self.db)

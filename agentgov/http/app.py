@@ -24,6 +24,7 @@ from agentgov.http.routes import (
     audit,
     auth,
     discovery,
+    guard,
     hitl,
     policies,
     sso,
@@ -88,6 +89,7 @@ def create_app(services: Services, *, hot_path: bool = True) -> QuartTrio:
         audit.bp,
         hitl.bp,
         anomalies.bp,
+        guard.bp,
         ws.api,
     ):
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)

@@ -115,6 +115,11 @@ EXTRA_RESPONSES: dict[str, tuple[int, ...]] = {
     "anomalies.cancel": (409,),
     "anomalies.set_threshold": (409,),
     "anomalies.current_training": (404,),
+    "guard.validate_prompt": (404,),
+    "guard.feedback": (404,),
+    "guard.train": (409,),
+    "guard.cancel": (409,),
+    "guard.training_status": (404,),
 }
 
 # Routes whose body may be left out (the model's defaults apply).
@@ -125,10 +130,11 @@ OPTIONAL_BODY = {
     "hitl.approve",
     "hitl.reject",
     "anomalies.train",
+    "guard.train",
 }
 
 # Routes that answer without storage or actors (no 503).
-NO_BACKEND = {"root.platform_info", "system.health", "system.ready", "sso.list_providers"}
+NO_BACKEND = {"root.platform_info", "system.health", "system.ready", "sso.list_providers", "guard.health"}
 
 UUID_PATH_PARAMETERS = {
     "user_id",

@@ -212,7 +212,8 @@ def _select_live(conn: Connection, tenant_id: str, policy_id: str, *, lock: bool
     )
 
 
-def _settings_for_update(conn: Connection, tenant_id: str) -> dict[str, Any] | None:
+def settings_for_update(conn: Connection, tenant_id: str) -> dict[str, Any] | None:
+    """The tenant's settings object, its row locked for the transaction on PostgreSQL; None for no such tenant."""
     lock = " FOR UPDATE" if conn.dialect == "postgres" else ""
     raw = conn.scalar(f"SELECT settings FROM tenants WHERE id = :id{lock}", {"id": tenant_id})
     return None if raw is None else dict(json.loads(raw))
@@ -424,7 +425,7 @@ class PolicyRepo:
         tenant."""
 
         def run(conn: Connection) -> int:
-            settings = _settings_for_update(conn, tenant_id)
+            settings = settings_for_update(conn, tenant_id)
             if settings is None:
                 raise KeyError(tenant_id)
             settings[DEFAULT_DECISION_KEY] = decision

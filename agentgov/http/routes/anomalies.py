@@ -13,41 +13,48 @@ from datetime import timedelta
 from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, Field
-from quart import Blueprint, request
+from quart import Blueprint
 from quart_schema import document_request, document_response, tag
 
 from agentgov.actors.notifier import Publish, notifier
 from agentgov.actors.registry import AgentNotFound, lookup_agent
 from agentgov.detection.anomaly import ANOMALY, anomaly_detector, anomaly_scorer, scoring_view
 from agentgov.detection.lifecycle import (
-    CancelTraining,
     DetectorView,
-    NothingToCancel,
-    Rollback,
     SetThreshold,
-    StartTraining,
-    TrainingInProgress,
-    VersionNotFound,
     detector_view,
 )
 from agentgov.http.actor_calls import ask_actor
 from agentgov.http.auth import Scheme, authorize, principal, services, tenant_id
+from agentgov.http.detector_routes import (
+    TaskOut,
+    TrainAccepted,
+    VersionOut,
+    VersionQuery,
+    cancel_training,
+    latest_task,
+    list_versions,
+    optional_body,
+    repo,
+    start_training,
+    task_body,
+    tenant_task,
+)
+from agentgov.http.detector_routes import rollback as rollback_to
 from agentgov.http.errors import ApiError
-from agentgov.http.ids import parse_uuid
 from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, RequestModel, page
-from agentgov.http.validation import json_body, parse_model, query, read_json
+from agentgov.http.validation import json_body, query
 from agentgov.logs import fields
 from agentgov.security.roles import Permission
 from agentgov.storage.anomalies import AnomalyRepo, NewReport, ReportFilter
 from agentgov.storage.audit import AuditRepo
-from agentgov.storage.detectors import DetectorRepo, TrainingTask
+from agentgov.storage.detectors import DetectorRepo
 from agentgov.timeutil import now, to_iso
 
 bp = Blueprint("anomalies", __name__)
 log = logging.getLogger("agentgov.anomaly")
 DETECTOR = "The anomaly detector"
 Severity = Literal["low", "medium", "high", "critical"]
-MAX_VERSION = 2**31 - 1
 
 
 class ReportOut(BaseModel):
@@ -115,44 +122,6 @@ class ThresholdIn(RequestModel):
     threshold: float | None = Field(ge=0.0, le=1.0, description="0..1; null goes back to the version's own")
 
 
-class TaskOut(BaseModel):
-    task_id: str
-    detector: str
-    status: str = Field(description="queued, running, succeeded, failed or cancelled")
-    phase: str = Field(description="queued, loading, fitting, storing, then the final status")
-    progress: float = Field(description="0..1")
-    params: dict[str, Any]
-    requested_by: str
-    trigger: str = Field(description="manual or automatic")
-    version: int | None = Field(description="the version written (succeeded)")
-    error: str | None = Field(description="why it failed")
-    created_at: str
-    started_at: str | None
-    finished_at: str | None
-
-
-class TrainAccepted(TaskOut):
-    status_url: str
-
-
-class VersionOut(BaseModel):
-    version: int
-    active: bool
-    created_at: str
-    trained_by: str
-    task_id: str | None
-    training_window: dict[str, str | None]
-    rows: int
-    params: dict[str, Any]
-    metrics: dict[str, Any]
-    threshold: float
-
-
-class VersionQuery(BaseModel):
-    skip: int = Field(default=0, ge=0)
-    limit: int = Field(default=DEFAULT_PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE)
-
-
 class AutoTrainingOut(BaseModel):
     enabled: bool
     min_history: int
@@ -182,19 +151,7 @@ class MetricsOut(BaseModel):
 
 
 def _repo() -> DetectorRepo:
-    return DetectorRepo(services().db, ANOMALY.name)
-
-
-def _task(task: TrainingTask) -> dict[str, Any]:
-    return TaskOut(**task.to_public()).model_dump()
-
-
-def _conflict(exc: TrainingInProgress) -> ApiError:
-    return ApiError(
-        409,
-        f"Training task {exc.task.id} is already {exc.task.status}; cancel it or wait for it to finish",
-        task_id=exc.task.id,
-    )
+    return repo(ANOMALY)
 
 
 async def _view() -> DetectorView:
@@ -315,8 +272,8 @@ async def detector_status() -> dict[str, Any]:
             "min_history": settings.min_history,
             "retrain_hours": settings.retrain_hours,
         },
-        "running_task": _task(latest) if latest is not None and latest.live else None,
-        "last_task": _task(latest) if latest is not None and not latest.live else None,
+        "running_task": task_body(latest) if latest is not None and latest.live else None,
+        "last_task": task_body(latest) if latest is not None and not latest.live else None,
     }
 
 
@@ -376,10 +333,7 @@ async def detector_metrics() -> dict[str, Any]:
 @document_response(Page[VersionOut])
 async def versions(query: VersionQuery) -> dict[str, Any]:
     """Stored model versions, newest first; `active` marks the one in use."""
-    tid = tenant_id()
-    state = await _repo().state(tid)
-    items, total = await _repo().versions(tid, limit=query.limit, offset=query.skip)
-    return page([v.to_public(active=v.version == state.active_version) for v in items], total, query.limit, query.skip)
+    return await list_versions(ANOMALY, query)
 
 
 @bp.post("/anomalies/detector/train")
@@ -391,17 +345,8 @@ async def train() -> tuple[dict[str, Any], int, dict[str, str]]:
     """Start training on the tenant's logged actions (Admin+): 202 with the task; follow it at `status_url`.
     The body is optional (training parameters). 409 naming the task when one is already queued or running
     (in any process)."""
-    raw = await request.get_data(as_text=False)
-    body = TrainRequest() if not raw.strip() else parse_model(TrainRequest, await read_json())
-    params = body.model_dump(exclude_none=True)
-    task: TrainingTask = await ask_actor(
-        anomaly_detector(services(), tenant_id()),
-        StartTraining(requested_by=principal().actor_label, params=params),
-        what=DETECTOR,
-        errors={TrainingInProgress: _conflict},
-    )
-    url = f"/api/v1/anomalies/detector/training-status/{task.id}"
-    return {**_task(task), "status_url": url}, 202, {"Location": url}
+    params = await optional_body(TrainRequest)
+    return await start_training(ANOMALY, params, DETECTOR, "/api/v1/anomalies/detector/training-status/{task_id}")
 
 
 @bp.get("/anomalies/detector/training/status")
@@ -410,10 +355,7 @@ async def train() -> tuple[dict[str, Any], int, dict[str, str]]:
 @document_response(TaskOut)
 async def current_training() -> dict[str, Any]:
     """The running training task, else the last one; 404 when the tenant never trained."""
-    task = await _repo().latest_task(tenant_id())
-    if task is None:
-        raise ApiError(404, "No training task yet")
-    return _task(task)
+    return await latest_task(ANOMALY)
 
 
 @bp.get("/anomalies/detector/training-status/<task_id>")
@@ -422,10 +364,7 @@ async def current_training() -> dict[str, Any]:
 @document_response(TaskOut)
 async def training_status(task_id: str) -> dict[str, Any]:
     """One training task of this tenant (404 for an unknown id or another tenant's)."""
-    task = await _repo().get_task(tenant_id(), parse_uuid(task_id, "task_id"))
-    if task is None:
-        raise ApiError(404, "Training task not found")
-    return _task(task)
+    return await tenant_task(ANOMALY, task_id)
 
 
 @bp.post("/anomalies/detector/rollback/<version>")
@@ -435,18 +374,7 @@ async def training_status(task_id: str) -> dict[str, Any]:
 async def rollback(version: str) -> dict[str, Any]:
     """Activate a stored version (Admin+): an older one (rollback) or a newer one again. Every process serves it
     within about a second. 404 for a version that is not stored (never trained, or removed by retention)."""
-    number = _version_number(version)
-    tid = tenant_id()
-    await ask_actor(
-        anomaly_detector(services(), tid),
-        Rollback(number),
-        what=DETECTOR,
-        errors={VersionNotFound: lambda _: ApiError(404, f"Model version {number} not found")},
-    )
-    stored = await _repo().get_version(tid, number)
-    if stored is None:  # removed between the two reads
-        raise ApiError(404, f"Model version {number} not found")
-    return stored.to_public(active=True)
+    return await rollback_to(ANOMALY, version, DETECTOR)
 
 
 @bp.put("/anomalies/detector/threshold")
@@ -471,23 +399,7 @@ async def set_threshold(data: ThresholdIn) -> dict[str, Any]:
 async def cancel() -> dict[str, Any]:
     """Cancel the running training (Admin+): its worker process is killed, the task ends `cancelled`, nothing
     is stored and the active version stays. 409 when no training is running."""
-    task: TrainingTask = await ask_actor(
-        anomaly_detector(services(), tenant_id()),
-        CancelTraining(),
-        what=DETECTOR,
-        errors={NothingToCancel: lambda exc: ApiError(409, f"Conflict: {exc}")},
-    )
-    return _task(task)
-
-
-def _version_number(raw: str) -> int:
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_VERSION:
-        raise ApiError(
-            422,
-            "Invalid path parameter: version must be a positive integer",
-            errors=[{"field": "version", "message": "a positive integer", "type": "value"}],
-        )
-    return int(raw)
+    return await cancel_training(ANOMALY, DETECTOR)
 
 
 @bp.before_app_serving

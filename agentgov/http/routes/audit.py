@@ -112,7 +112,9 @@ class IdempotencyHeaders(BaseModel):
 class AuditEntryOut(BaseModel):
     id: str
     sequence: int = Field(description="position in the tenant's chain (1, 2, 3, ...)")
-    kind: str = Field(description="action (logged actions, webhook) or policy_check (policy decisions)")
+    kind: str = Field(
+        description="action (logged actions, webhook), policy_check (policy decisions) or guard (prompt guard blocks)"
+    )
     agent_id: str
     action: str
     resource: str

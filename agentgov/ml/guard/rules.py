@@ -6,6 +6,10 @@ instructions", "you are DAN", "print your system prompt"), not words an ordinary
 "password", "system"); the learned classifier covers the rest. `match_rules(text)` runs every rule over
 normalised text and returns each hit with the fragment it matched. Pure; linear in the text (no nested
 unbounded quantifiers); never raises.
+
+A match that lies wholly inside quotation marks (straight or curly double quotes, backticks) is a `quoted`
+hit: text that discusses an attack quotes it ("why is 'ignore previous instructions' dangerous?"), an attack
+speaks it. A quoted hit counts `QUOTED_FACTOR` of its rule's score, and its reason says it was quoted.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import re
 
 CATEGORIES = ("injection", "jailbreak", "leakage")
 _FRAGMENT = 80  # characters of a matched fragment shown in a reason
+QUOTED_FACTOR = 0.5
+_QUOTED = re.compile(r'"[^"\n]{1,400}"|\u201c[^\u201d\n]{1,400}\u201d|`[^`\n]{1,400}`')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,9 +37,11 @@ class RuleHit:
     category: str
     score: float
     fragment: str
+    quoted: bool = False
 
     def reason(self) -> str:
-        return f'rule {self.rule} ({self.category}) matched "{self.fragment}"'
+        how = "matched quoted" if self.quoted else "matched"
+        return f'rule {self.rule} ({self.category}) {how} "{self.fragment}"'
 
 
 def _rule(name: str, category: str, score: float, pattern: str) -> Rule:
@@ -109,12 +117,28 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+def quoted_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each quotation in `text` (see the module docstring)."""
+    return [m.span() for m in _QUOTED.finditer(text)]
+
+
 def match_rules(text: str) -> list[RuleHit]:
-    """Every rule's first match in `text` (normalised), strongest first."""
+    """Every rule's first match in `text` (normalised), strongest first; an unquoted match of a rule wins
+    over a quoted one."""
     hits = []
+    quotes: list[tuple[int, int]] | None = None
     for rule in RULES:
-        found = rule.pattern.search(text)
-        if found is not None:
+        chosen = None
+        for found in rule.pattern.finditer(text):
+            if quotes is None:
+                quotes = quoted_spans(text)
+            quoted = any(start <= found.start() and found.end() <= end for start, end in quotes)
             fragment = " ".join(found.group(0).split())[:_FRAGMENT]
-            hits.append(RuleHit(rule.name, rule.category, rule.score, fragment))
+            score = rule.score * QUOTED_FACTOR if quoted else rule.score
+            chosen = chosen or RuleHit(rule.name, rule.category, score, fragment, quoted)
+            if not quoted:
+                chosen = RuleHit(rule.name, rule.category, score, fragment)
+                break
+        if chosen is not None:
+            hits.append(chosen)
     return sorted(hits, key=lambda h: -h.score)

@@ -1,0 +1,200 @@
+"""The prompt guard on the shared detector lifecycle: how a tenant's model trains (`GUARD`, a `DetectorKind`)
+and how a text is validated (`validate`).
+
+Model. Until a tenant trains, it is judged by the shipped default model (`agentgov.ml.guard.base`, reported
+as `model_version` 0). A training fits the base data set plus the tenant's feedback (weighted, see
+`GuardParams.feedback_weight`) in a worker process and stores the result as the tenant's next version, which
+every process serves within about a second (the lifecycle's `DetectorView`). Rolling back to a version, or
+training again, works as for the anomaly detector. Automatic training: once `AUTO_TRAIN_FEEDBACK` new
+feedback rows arrived since the active version (or since the start, with the default model), when automatic
+training is on (`ANOMALY_AUTO_TRAIN`, shared by both detectors).
+
+Validation. `validate` judges the text with the tenant's active model (`GuardModel.assess`: in the event loop
+for texts up to `IN_LOOP_CHARS`, a few milliseconds; longer ones in a worker thread), counts it in this
+process (`Services.guard`), remembers its text for feedback by `validation_id`, and records a block in the
+tenant's audit trail (`kind: guard`, the text's sha256 and length; the text itself only if the tenant set
+`record_prompts`). Raises `AuditUnavailable`/`EntryRejected`/`DatabaseError` as the audit actor does when a
+block cannot be recorded (the caller answers 503: a block is never answered unrecorded).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from agentgov.actors.audit import AppendEntry, audit
+from agentgov.actors.runtime import ActorRef, InvalidMessage
+from agentgov.detection.lifecycle import DetectorView, FitResult, TrainingData, detector, detector_view
+from agentgov.ml.guard.base import base_examples, default_document, default_model
+from agentgov.ml.guard.fit import BENIGN, Example, GuardParams, fit
+from agentgov.ml.guard.model import Assessment, GuardModel
+from agentgov.storage.detectors import DetectorState, ModelVersion
+from agentgov.storage.guard import GuardRepo
+
+if TYPE_CHECKING:
+    from agentgov.services import Services
+
+MAX_PROMPT_CHARS = 50_000
+IN_LOOP_CHARS = 4_000
+AUTO_TRAIN_FEEDBACK = 25
+DEFAULT_MODEL_VERSION = 0
+FEEDBACK_GROUP = "tenant feedback"
+NO_AGENT = "-"  # the audit entry's agent when the validation named none
+
+
+def fit_guard(payload: list[tuple[str, str, str, bool]], params: dict[str, Any]) -> FitResult:
+    """Worker-process entry point: (text, label, group, is_feedback) rows -> the model document."""
+    guard_params = GuardParams.from_dict(params)
+    examples = [Example(text, label, group, feedback) for text, label, group, feedback in payload]
+    model, metrics = fit(examples, guard_params)
+    document = model.to_document()
+    return FitResult(
+        model=json.dumps(document, separators=(",", ":")),
+        threshold=model.threshold,
+        metrics=metrics,
+        params=guard_params.to_dict(),
+    )
+
+
+class GuardKind:
+    """The prompt guard as a `DetectorKind`."""
+
+    name = "guard"
+
+    def fit_function(self) -> Any:
+        return fit_guard
+
+    def check_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return GuardParams.from_dict(params).to_dict()
+        except (TypeError, ValueError) as exc:
+            raise InvalidMessage(str(exc)) from None
+
+    async def load(self, services: Services, tenant_id: str, params: dict[str, Any]) -> TrainingData:
+        base = await trio.to_thread.run_sync(base_examples)  # decompressing and parsing a few megabytes
+        feedback = await GuardRepo(services.db).feedback(tenant_id)
+        payload = [(e.text, e.label, e.group, False) for e in base]
+        payload += [(f.text, f.category if f.label == "attack" else BENIGN, FEEDBACK_GROUP, True) for f in feedback]
+        return TrainingData(
+            payload,
+            rows=len(payload),
+            window_start=feedback[0].created_at if feedback else None,
+            window_end=feedback[-1].created_at if feedback else None,
+        )
+
+    def activate(self, version: ModelVersion, threshold: float | None) -> GuardModel:
+        if version.model is None:
+            raise ValueError("the version was read without its model")
+        model = GuardModel.from_document(json.loads(version.model))
+        return model if threshold is None else model.with_threshold(threshold)
+
+    async def should_auto_train(self, services: Services, tenant_id: str, state: DetectorState) -> bool:
+        view = services.actors.view(f"detector:guard:{tenant_id}", DetectorView)
+        since = None if view is None else view.trained_at
+        if state.active_version is not None and since is None:
+            return False
+        return await GuardRepo(services.db).count_feedback(tenant_id, since=since) >= AUTO_TRAIN_FEEDBACK
+
+
+GUARD = GuardKind()
+
+
+def guard_detector(services: Services, tenant_id: str) -> ActorRef[Any]:
+    return detector(services, tenant_id, GUARD)
+
+
+@dataclasses.dataclass(frozen=True)
+class ActiveGuard:
+    """The model a tenant's validations use now: its own active version, or the shipped default (version 0)."""
+
+    model: GuardModel
+    version: int
+    source: str  # "tenant" or "default"
+    trained_at: str | None
+
+
+async def active_guard(services: Services, tenant_id: str) -> ActiveGuard:
+    view = await detector_view(services, tenant_id, GUARD)
+    if view.model is not None and view.version is not None:
+        return ActiveGuard(view.model, view.version, "tenant", view.trained_at)
+    return ActiveGuard(default_model(), DEFAULT_MODEL_VERSION, "default", None)
+
+
+def default_model_label() -> str:
+    return str(default_document()["version"])
+
+
+@dataclasses.dataclass(frozen=True)
+class ValidationRequest:
+    prompt: str
+    source: str | None
+    agent_id: str | None
+    context: dict[str, Any] | None
+    actor: str
+
+
+async def validate(services: Services, tenant_id: str, request: ValidationRequest) -> dict[str, Any]:
+    """Judge `request.prompt` (see the module docstring); the answer is the route's body."""
+    started = time.perf_counter()
+    guard = await active_guard(services, tenant_id)
+    if len(request.prompt) <= IN_LOOP_CHARS:
+        judged: Assessment = guard.model.assess(request.prompt)
+    else:
+        judged = await trio.to_thread.run_sync(guard.model.assess, request.prompt)
+    validation_id = str(uuid.uuid4())
+    threshold = guard.model.threshold
+    category = max(judged.categories, key=lambda name: judged.categories[name])
+    body: dict[str, Any] = {
+        "validation_id": validation_id,
+        "safe": not judged.block,
+        "verdict": "block" if judged.block else "allow",
+        "score": judged.score,
+        "threshold": threshold,
+        "categories": judged.categories,
+        "category": category if judged.block else None,
+        "reasons": judged.reasons(threshold),
+        "model_version": guard.version,
+        "model": guard.source,
+        "chunks": judged.chunks,
+        "source": request.source,
+        "agent_id": request.agent_id,
+    }
+    if judged.block:
+        await _record_block(services, tenant_id, request, body)
+    latency_ms = (time.perf_counter() - started) * 1000
+    services.guard.of(tenant_id).record(blocked=judged.block, category=category, latency_ms=latency_ms)
+    services.guard.recent.add(validation_id, tenant_id, request.prompt, category=category, blocked=judged.block)
+    body["latency_ms"] = round(latency_ms, 3)
+    return body
+
+
+async def _record_block(services: Services, tenant_id: str, request: ValidationRequest, body: dict[str, Any]) -> None:
+    settings = await GuardRepo(services.db).settings(tenant_id)
+    prompt: dict[str, Any] = {
+        "sha256": hashlib.sha256(request.prompt.encode("utf-8")).hexdigest(),
+        "length": len(request.prompt),
+        "source": request.source,
+    }
+    if settings.record_prompts:
+        prompt["text"] = request.prompt
+    if request.context:
+        prompt["context"] = request.context
+    await audit(services, tenant_id).ask(
+        AppendEntry(
+            agent_id=request.agent_id or NO_AGENT,
+            action="guard.block",
+            resource=f"prompt:{request.source or 'unspecified'}",
+            input=prompt,
+            output={k: body[k] for k in ("validation_id", "verdict", "score", "category", "categories", "reasons")}
+            | {"model_version": body["model_version"]},
+            risk_score=min(1.0, max(0.0, float(body["score"]))),
+            actor=request.actor,
+            kind="guard",
+        )
+    )

@@ -1,0 +1,199 @@
+"""Fitting the guard's classifier, choosing its threshold and measuring it on text it did not learn from.
+
+`fit(examples, params)` learns from labelled texts (`Example`: the base data set and, for a tenant's model,
+its feedback, weighted `feedback_weight` times). Honest figures need text from sources the model has not
+seen: every example belongs to a `group` (its source family), and the attack probability of each example is
+taken from a model fitted without its whole group (leave-one-source-out; feedback rows are spread over the
+folds). Those out-of-fold scores choose the threshold (the classifier's score quantile of the benign base
+rows at `target_fpr`, never below 0.5) and give the metrics, judged as the guard judges (an unquoted rule hit
+blocks whatever the classifier says): precision, recall, F1, false-positive rate, ROC-AUC and per-category
+recall on the base data, and the same on the feedback. The shipped model is then fitted on everything.
+
+Deterministic: the same examples and parameters give the same model, bit for bit (liblinear with a fixed seed,
+multinomial L-BFGS, arrays stored as float16). Raises `ValueError` when the examples cannot make a model
+(no benign or no attack rows).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+
+from agentgov.ml.guard.model import (
+    RULE_NAMES,
+    Counts,
+    GuardModel,
+    count_features,
+    inverse_document_frequency,
+    weigh,
+)
+from agentgov.ml.guard.normalise import normalise
+from agentgov.ml.guard.rules import CATEGORIES
+
+BENIGN = "benign"
+LABELS = (BENIGN, *CATEGORIES)
+
+
+@dataclasses.dataclass(frozen=True)
+class Example:
+    text: str
+    label: str  # benign, injection, jailbreak or leakage
+    group: str  # the source family: folds keep a family together
+    feedback: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class GuardParams:
+    """Training parameters (all optional in a training request)."""
+
+    target_fpr: float = 0.01
+    feedback_weight: float = 5.0
+    regularisation: float = 8.0  # liblinear's C: higher fits the training text more closely
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GuardParams:
+        """Raises `ValueError` for an unknown name or a value out of range."""
+        names = {field.name for field in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ValueError(f"unknown guard parameter(s): {', '.join(unknown)}; allowed: {sorted(names)}")
+        params = cls(**{name: float(value) for name, value in data.items()})
+        if not 0.001 <= params.target_fpr <= 0.2:
+            raise ValueError("target_fpr must be between 0.001 and 0.2")
+        if not 1.0 <= params.feedback_weight <= 100.0:
+            raise ValueError("feedback_weight must be between 1 and 100")
+        if not 0.01 <= params.regularisation <= 1000.0:
+            raise ValueError("regularisation must be between 0.01 and 1000")
+        return params
+
+    def to_dict(self) -> dict[str, float]:
+        return dataclasses.asdict(self)
+
+
+def fit(
+    examples: Sequence[Example],
+    params: GuardParams,
+    progress: Callable[[float], None] | None = None,
+) -> tuple[GuardModel, dict[str, Any]]:
+    """The model of `examples` and its out-of-fold metrics (see the module docstring)."""
+    labels = np.array([LABELS.index(e.label) for e in examples])
+    if not (labels == 0).any() or not (labels > 0).any():
+        raise ValueError("the guard needs both benign and attack examples")
+    texts = [normalise(e.text).text for e in examples]
+    counts = count_features(texts)
+    weights = np.array([params.feedback_weight if e.feedback else 1.0 for e in examples])
+    folds = _folds(examples)
+    out_of_fold = np.zeros(len(examples))
+    for number, fold in enumerate(np.unique(folds)):
+        held = folds == fold
+        model = _fit_once(counts.rows(~held), labels[~held], weights[~held], params, with_categories=False)
+        out_of_fold[held] = model.probabilities(counts.rows(held))[0]
+        if progress is not None:
+            progress((number + 1) / (len(np.unique(folds)) + 1))
+    feedback = np.array([e.feedback for e in examples])
+    base_benign = out_of_fold[(labels == 0) & ~feedback]
+    threshold = float(np.clip(np.quantile(base_benign, 1.0 - params.target_fpr), 0.5, 0.99))
+    # As judged: an unquoted rule hit blocks on its own (GuardModel.rule_score), a quoted one never does.
+    decision = np.where((counts.rules >= 1.0).any(axis=1), np.maximum(out_of_fold, threshold), out_of_fold)
+    model = _fit_once(counts, labels, weights, params, with_categories=True).with_threshold(round(threshold, 6))
+    metrics = {
+        "evaluation": "leave-one-source-out: each text scored by a model fitted without its source family",
+        "held_out": _figures(decision[~feedback], labels[~feedback], threshold),
+        "feedback": _figures(decision[feedback], labels[feedback], threshold) if feedback.any() else None,
+        "examples": len(examples),
+        "feedback_examples": int(feedback.sum()),
+    }
+    return model, metrics
+
+
+def _folds(examples: Sequence[Example]) -> np.ndarray:
+    """A fold number per example: one fold per base source family; feedback rows dealt round-robin."""
+    families = sorted({e.group for e in examples if not e.feedback})
+    fold_of = {family: number for number, family in enumerate(families)}
+    spread = max(1, len(families))
+    folds = []
+    dealt = 0
+    for example in examples:
+        if example.feedback or example.group not in fold_of:
+            folds.append(dealt % spread)
+            dealt += 1
+        else:
+            folds.append(fold_of[example.group])
+    return np.array(folds)
+
+
+def _fit_once(
+    counts: Counts, labels: np.ndarray, weights: np.ndarray, params: GuardParams, *, with_categories: bool
+) -> GuardModel:
+    char_idf = inverse_document_frequency(counts.chars)
+    word_idf = inverse_document_frequency(counts.words)
+    features = weigh(counts, char_idf, word_idf)
+    attack = LogisticRegression(
+        C=params.regularisation, solver="liblinear", class_weight="balanced", random_state=0, max_iter=1000
+    )
+    attack.fit(features, (labels > 0).astype(int), sample_weight=weights)
+    width = features.shape[1]
+    category_coef = np.zeros((len(CATEGORIES), width))
+    category_intercept = np.full(len(CATEGORIES), -20.0)
+    attacks = labels > 0
+    present = np.unique(labels[attacks]) if with_categories else np.array([])
+    if len(present) == 1:
+        category_intercept[present[0] - 1] = 0.0
+    elif len(present) > 1:
+        category = LogisticRegression(C=params.regularisation, class_weight="balanced", max_iter=2000)
+        category.fit(features[attacks], labels[attacks], sample_weight=weights[attacks])
+        for row, label in enumerate(category.classes_):
+            category_coef[label - 1] = category.coef_[row]
+            category_intercept[label - 1] = category.intercept_[row]
+    return GuardModel(
+        char_idf=_as_stored(char_idf),
+        word_idf=_as_stored(word_idf),
+        attack_coef=_as_stored(attack.coef_[0]),
+        attack_intercept=float(round(attack.intercept_[0], 6)),
+        category_coef=_as_stored(category_coef),
+        category_intercept=np.round(category_intercept, 6),
+        threshold=0.5,
+        rule_names=RULE_NAMES,
+    )
+
+
+def _as_stored(values: np.ndarray) -> np.ndarray:
+    """The values as the stored document will hold them (float16), so a fitted model judges exactly like the
+    same model read back."""
+    return np.asarray(values, dtype=np.float16).astype(np.float64)
+
+
+def _figures(scores: np.ndarray, labels: np.ndarray, threshold: float) -> dict[str, Any]:
+    flagged = scores >= threshold
+    attacks = labels > 0
+    true_positive = int((flagged & attacks).sum())
+    precision = true_positive / int(flagged.sum()) if flagged.any() else None
+    recall = true_positive / int(attacks.sum()) if attacks.any() else None
+    f1 = None if not precision or not recall else 2 * precision * recall / (precision + recall)
+    benign = ~attacks
+    figures: dict[str, Any] = {
+        "rows": len(labels),
+        "attacks": int(attacks.sum()),
+        "benign": int(benign.sum()),
+        "threshold": round(threshold, 4),
+        "precision": _round(precision),
+        "recall": _round(recall),
+        "f1": _round(f1),
+        "false_positive_rate": _round(float(flagged[benign].mean()) if benign.any() else None),
+        "roc_auc": _round(float(roc_auc_score(attacks, scores))) if attacks.any() and benign.any() else None,
+        "recall_by_category": {
+            name: _round(float(flagged[labels == k].mean()))
+            for k, name in enumerate(CATEGORIES, start=1)
+            if (labels == k).any()
+        },
+    }
+    return figures
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)

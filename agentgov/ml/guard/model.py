@@ -1,0 +1,322 @@
+"""The guard's learned classifier and how a text is judged with it.
+
+Features of a (normalised) text: hashed character 2-5-grams within word boundaries and hashed word 1-2-grams
+(`BUCKETS` each; hashing needs no vocabulary, so the model is a few arrays), each block weighted by sublinear
+term frequency times inverse document frequency and scaled to unit length, plus one indicator per explainable
+rule that matched. Two linear models read them: `attack` (the probability that the text is an attack of any
+kind) and `category` (which kind, given an attack: injection, jailbreak, leakage).
+
+`GuardModel.assess(text)` normalises the text (`normalise`), splits a long one into overlapping chunks of
+`CHUNK_CHARS` (a document is read whole, never truncated), and answers the highest chunk's figures: `score` is
+the larger of the classifier's attack probability and the strongest rule hit (`rule_score`: an unquoted hit
+is over the threshold, so a rule blocks on its own), each category's score is the larger of its share of the
+attack probability and its strongest rule hit, and `block` is `score >= threshold`.
+Pure and thread-safe; `from_document` raises `ValueError` for a document it cannot read.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.feature_extraction._hashing_fast import transform as _hash_grams
+from sklearn.feature_extraction.text import HashingVectorizer
+
+from agentgov.ml.guard.normalise import Finding, normalise
+from agentgov.ml.guard.rules import CATEGORIES, QUOTED_FACTOR, RULES, RuleHit, match_rules, quoted_spans
+
+FORMAT = "agentgov.guard/1"
+BUCKETS = 2**16
+CHUNK_CHARS = 4000
+CHUNK_OVERLAP = 400
+RULE_NAMES = tuple(rule.name for rule in RULES)
+MIN_OWN_CHARS = 40
+MIN_OWN_SHARE = 0.3
+
+_CHAR = HashingVectorizer(
+    analyzer="char_wb", ngram_range=(2, 5), n_features=BUCKETS, alternate_sign=False, norm=None, dtype=np.float64
+)
+_WORD = HashingVectorizer(
+    analyzer="word",
+    ngram_range=(1, 2),
+    n_features=BUCKETS,
+    alternate_sign=False,
+    norm=None,
+    token_pattern=r"(?u)\b\w+\b",
+    dtype=np.float64,
+)
+_CHAR_GRAMS = _CHAR.build_analyzer()
+_WORD_GRAMS = _WORD.build_analyzer()
+_NO_BUCKETS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+
+
+def bucket_counts(grams: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted buckets, counts) of hashed n-grams: one text's row of `count_features`, without building a
+    matrix (the same hashing as `HashingVectorizer`; a test holds the two equal)."""
+    if not grams:
+        return _NO_BUCKETS
+    indices, _, _ = _hash_grams([[(gram, 1) for gram in grams]], BUCKETS, np.float64, False, 0)
+    buckets, counts = np.unique(indices, return_counts=True)
+    return buckets, counts
+
+
+@dataclasses.dataclass(frozen=True)
+class Counts:
+    """The raw features of some texts: hashed n-gram counts (two blocks) and rule indicators."""
+
+    chars: sp.csr_matrix
+    words: sp.csr_matrix
+    rules: np.ndarray  # (texts, len(RULE_NAMES)) of 0/1
+
+    def rows(self, index: np.ndarray) -> Counts:
+        return Counts(self.chars[index], self.words[index], self.rules[index])
+
+
+def count_features(texts: Sequence[str], hits: Sequence[Sequence[RuleHit]] | None = None) -> Counts:
+    """Hashed n-gram counts and rule indicators of normalised texts (`hits`: their rule hits, if known)."""
+    if hits is None:
+        hits = [match_rules(text) for text in texts]
+    rules = np.zeros((len(texts), len(RULE_NAMES)))
+    for row, found in enumerate(hits):
+        for hit in found:
+            rules[row, RULE_NAMES.index(hit.rule)] = rule_value(hit)
+    return Counts(_CHAR.transform(texts).tocsr(), _WORD.transform(texts).tocsr(), rules)
+
+
+def rule_value(hit: RuleHit) -> float:
+    """A rule's feature: 1 for a match, `QUOTED_FACTOR` for a quoted one."""
+    return QUOTED_FACTOR if hit.quoted else 1.0
+
+
+def inverse_document_frequency(counts: sp.csr_matrix) -> np.ndarray:
+    """Smoothed idf of each bucket: log((1 + n) / (1 + df)) + 1."""
+    documents = counts.shape[0]
+    df = np.bincount(counts.indices, minlength=counts.shape[1])
+    return np.log((1.0 + documents) / (1.0 + df)) + 1.0
+
+
+def weigh(counts: Counts, char_idf: np.ndarray, word_idf: np.ndarray) -> sp.csr_matrix:
+    """The model's input: each block log-scaled, idf-weighted and of unit length, then the rule indicators."""
+    blocks = []
+    for block, idf in ((counts.chars, char_idf), (counts.words, word_idf)):
+        weighted = block.copy().astype(np.float64)
+        weighted.data = (1.0 + np.log(weighted.data)) * idf[weighted.indices]
+        norms = np.sqrt(np.asarray(weighted.multiply(weighted).sum(axis=1)).ravel())
+        norms[norms == 0] = 1.0
+        blocks.append(sp.csr_matrix(weighted.multiply(1.0 / norms[:, None])))
+    blocks.append(sp.csr_matrix(counts.rules))
+    return sp.hstack(blocks, format="csr")
+
+
+def chunks(text: str) -> list[str]:
+    """`text` in pieces of at most `CHUNK_CHARS`, consecutive ones overlapping by `CHUNK_OVERLAP`."""
+    if len(text) <= CHUNK_CHARS:
+        return [text]
+    step = CHUNK_CHARS - CHUNK_OVERLAP
+    return [text[start : start + CHUNK_CHARS] for start in range(0, len(text) - CHUNK_OVERLAP, step)]
+
+
+@dataclasses.dataclass(frozen=True)
+class Assessment:
+    """The guard's judgement of one text."""
+
+    score: float
+    categories: dict[str, float]
+    block: bool
+    classifier_score: float
+    top_category: str
+    hits: tuple[RuleHit, ...]
+    findings: tuple[Finding, ...]
+    chunks: int
+
+    def reasons(self, threshold: float) -> list[str]:
+        """What was found, strongest first: rule hits (rule and fragment), the classifier when it alone is over
+        the threshold, and the obfuscation undone."""
+        reasons = [hit.reason() for hit in self.hits]
+        if self.classifier_score >= threshold:
+            reasons.append(
+                f"classifier: attack probability {self.classifier_score:.2f} (threshold {threshold:.2f}), "
+                f"most likely {self.top_category} ({self.categories[self.top_category]:.2f})"
+            )
+        reasons.extend(f"obfuscation: {finding.detail}" for finding in self.findings)
+        return reasons
+
+
+@dataclasses.dataclass(frozen=True)
+class GuardModel:
+    char_idf: np.ndarray
+    word_idf: np.ndarray
+    attack_coef: np.ndarray
+    attack_intercept: float
+    category_coef: np.ndarray  # (len(CATEGORIES), features)
+    category_intercept: np.ndarray
+    threshold: float
+    rule_names: tuple[str, ...] = RULE_NAMES
+
+    # ------------------------------------------------------------------------------------------ judging
+
+    def probabilities(self, counts: Counts) -> tuple[np.ndarray, np.ndarray]:
+        """(attack probability per text, category distribution per text given an attack)."""
+        features = weigh(counts, self.char_idf, self.word_idf)
+        attack = _sigmoid(features @ self.attack_coef + self.attack_intercept)
+        logits = features @ self.category_coef.T + self.category_intercept
+        logits -= logits.max(axis=1, keepdims=True)
+        share = np.exp(logits)
+        share /= share.sum(axis=1, keepdims=True)
+        return attack, share
+
+    def judge(self, text: str, hits: Sequence[RuleHit]) -> tuple[float, np.ndarray]:
+        """`probabilities` of one normalised text with its rule hits, computed on its few non-zero features
+        only (a fraction of a millisecond for a paragraph)."""
+        attack = self.attack_intercept
+        category = self.category_intercept.copy()
+        for grams, idf, offset in ((_CHAR_GRAMS(text), self.char_idf, 0), (_WORD_GRAMS(text), self.word_idf, BUCKETS)):
+            buckets, counts = bucket_counts(grams)
+            if not len(buckets):
+                continue
+            weights = (1.0 + np.log(counts)) * idf[buckets]
+            weights /= np.sqrt(weights @ weights)
+            attack += float(self.attack_coef[offset + buckets] @ weights)
+            category += self.category_coef[:, offset + buckets] @ weights
+        for hit in hits:  # one hit per rule at most
+            column = 2 * BUCKETS + RULE_NAMES.index(hit.rule)
+            attack += float(self.attack_coef[column]) * rule_value(hit)
+            category += self.category_coef[:, column] * rule_value(hit)
+        category = np.exp(category - category.max())
+        return float(_sigmoid(np.array([attack]))[0]), category / category.sum()
+
+    def _judge_speech(self, text: str, hits: Sequence[RuleHit]) -> tuple[float, np.ndarray]:
+        """`judge`, with quotations read as reported speech: when a text quotes and has a voice of its own
+        (at least `MIN_OWN_CHARS` and `MIN_OWN_SHARE` of it outside quotation marks), its attack probability
+        is the larger of its own words' and `QUOTED_FACTOR` of the whole text's. A discussion that quotes an
+        attack is judged by what it says; a text that only quotes is judged whole."""
+        whole = self.judge(text, hits)
+        spans = quoted_spans(text)
+        if not spans:
+            return whole
+        own, cursor = [], 0
+        for start, end in spans:
+            own.append(text[cursor:start])
+            cursor = end
+        own.append(text[cursor:])
+        remainder = " ".join(part.strip() for part in own if part.strip())
+        if len(remainder) < MIN_OWN_CHARS or len(remainder) < MIN_OWN_SHARE * len(text):
+            return whole
+        speech = self.judge(remainder, [hit for hit in hits if not hit.quoted])
+        attack = max(speech[0], QUOTED_FACTOR * whole[0])
+        return attack, (speech[1] if speech[0] >= QUOTED_FACTOR * whole[0] else whole[1])
+
+    def assess(self, text: str) -> Assessment:
+        normalised = normalise(text)
+        pieces = chunks(normalised.text)
+        piece_hits = [match_rules(piece) for piece in pieces]
+        judged = [self._judge_speech(piece, found) for piece, found in zip(pieces, piece_hits, strict=True)]
+        best = max(range(len(judged)), key=lambda k: judged[k][0])
+        classifier, share = judged[best]
+        categories = {name: float(classifier * share[k]) for k, name in enumerate(CATEGORIES)}
+        top = max(categories, key=lambda name: categories[name])
+        hits: dict[str, RuleHit] = {}
+        for found in piece_hits:
+            for hit in found:
+                if hit.rule not in hits or (hits[hit.rule].quoted and not hit.quoted):
+                    hits[hit.rule] = hit
+        ordered = tuple(sorted(hits.values(), key=lambda h: -h.score))
+        for hit in ordered:
+            categories[hit.category] = max(categories[hit.category], self.rule_score(hit))
+        score = max([classifier, *(self.rule_score(hit) for hit in ordered)])
+        return Assessment(
+            score=round(score, 4),
+            categories={name: round(value, 4) for name, value in categories.items()},
+            block=score >= self.threshold,
+            classifier_score=classifier,
+            top_category=top,
+            hits=ordered,
+            findings=normalised.findings,
+            chunks=len(pieces),
+        )
+
+    def rule_score(self, hit: RuleHit) -> float:
+        """A rule hit on the score's scale: an unquoted hit is over the threshold (a rule blocks on its own:
+        the rules are narrow) by its own strength; a quoted one is its reduced strength, below any threshold."""
+        if hit.quoted:
+            return min(hit.score, self.threshold * 0.99)
+        return self.threshold + (1.0 - self.threshold) * hit.score
+
+    def with_threshold(self, threshold: float) -> GuardModel:
+        return dataclasses.replace(self, threshold=threshold)
+
+    # --------------------------------------------------------------------------------------- document
+
+    def to_document(self) -> dict[str, Any]:
+        """The model as JSON-ready data: arrays as base64 of zlib-compressed float16 (deterministic bytes)."""
+        return {
+            "format": FORMAT,
+            "buckets": BUCKETS,
+            "categories": list(CATEGORIES),
+            "rules": list(self.rule_names),
+            "threshold": round(self.threshold, 6),
+            "char_idf": _pack(self.char_idf),
+            "word_idf": _pack(self.word_idf),
+            "attack_coef": _pack(self.attack_coef),
+            "attack_intercept": round(float(self.attack_intercept), 6),
+            "category_coef": [_pack(row) for row in self.category_coef],
+            "category_intercept": [round(float(v), 6) for v in self.category_intercept],
+        }
+
+    @classmethod
+    def from_document(cls, document: dict[str, Any]) -> GuardModel:
+        """Raises `ValueError` for a document of another format or shape."""
+        try:
+            if document.get("format") != FORMAT or document.get("buckets") != BUCKETS:
+                raise ValueError(f"not a {FORMAT} model with {BUCKETS} buckets")
+            if list(document["categories"]) != list(CATEGORIES):
+                raise ValueError("the model's categories differ from this version's")
+            stored_rules = [str(name) for name in document["rules"]]
+            width = 2 * BUCKETS + len(stored_rules)
+            attack = _align(_unpack(document["attack_coef"], width), stored_rules)
+            category = np.vstack([_align(_unpack(row, width), stored_rules) for row in document["category_coef"]])
+            if category.shape[0] != len(CATEGORIES):
+                raise ValueError("one category model per category expected")
+            return cls(
+                char_idf=_unpack(document["char_idf"], BUCKETS),
+                word_idf=_unpack(document["word_idf"], BUCKETS),
+                attack_coef=attack,
+                attack_intercept=float(document["attack_intercept"]),
+                category_coef=category,
+                category_intercept=np.asarray(document["category_intercept"], dtype=np.float64),
+                threshold=float(document["threshold"]),
+            )
+        except (KeyError, TypeError, AttributeError, zlib.error, binascii.Error) as exc:
+            raise ValueError(f"unreadable guard model: {exc!r}") from None
+
+
+def _sigmoid(values: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(values, -50, 50)))
+
+
+def _pack(values: np.ndarray) -> str:
+    raw = np.asarray(values, dtype="<f2").tobytes()
+    return base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
+
+
+def _unpack(text: str, length: int) -> np.ndarray:
+    values = np.frombuffer(zlib.decompress(base64.b64decode(text, validate=True)), dtype="<f2").astype(np.float64)
+    if values.shape != (length,) or not np.all(np.isfinite(values)):
+        raise ValueError(f"an array of {length} finite values expected")
+    return values
+
+
+def _align(coef: np.ndarray, stored_rules: list[str]) -> np.ndarray:
+    """Coefficients over this version's rules: a stored rule no longer present is dropped, a new one weighs 0."""
+    aligned = np.zeros(2 * BUCKETS + len(RULE_NAMES))
+    aligned[: 2 * BUCKETS] = coef[: 2 * BUCKETS]
+    for position, name in enumerate(stored_rules):
+        if name in RULE_NAMES:
+            aligned[2 * BUCKETS + RULE_NAMES.index(name)] = coef[2 * BUCKETS + position]
+    return aligned

@@ -1,0 +1,97 @@
+"""Quality and speed of the prompt guard, in-process and through HTTP.
+
+`python bench/guard_eval.py [--data ../shared/data/guard/dev.jsonl] [--http] [--seconds 5] [--rounds 3]`
+
+In-process: the shipped default model judges every row of the data set; prints ROC-AUC, precision, recall, F1
+and false-positive rate at the shipped threshold, recall at a 2 % false-positive rate, per-category recall and
+per-source false-positive rates; then validate latency (p50/p99) for prompts of 200, 2,000 and 20,000
+characters. `--http`: validations per second through `POST /api/v1/guard/validate` against a bare
+Quart-Trio hello-world in the same run (wrk, alternating rounds), and the same quality figures through HTTP.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+from sklearn.metrics import roc_auc_score
+
+from agentgov.ml.guard.base import default_document, default_model
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "guard" / "dev.jsonl"
+
+
+def quality(rows: list[dict], scores: list[float], blocked: list[bool], title: str) -> None:
+    labels = np.array([r["label"] != "benign" for r in rows])
+    score = np.array(scores)
+    flag = np.array(blocked)
+    tp = int((flag & labels).sum())
+    precision = tp / max(1, int(flag.sum()))
+    recall = tp / max(1, int(labels.sum()))
+    f1 = 0.0 if not tp else 2 * precision * recall / (precision + recall)
+    at2 = float((score[labels] > np.quantile(score[~labels], 0.98)).mean())
+    print(f"{title}: rows {len(rows)} (attacks {int(labels.sum())})")
+    print(
+        f"  ROC-AUC {roc_auc_score(labels, score):.3f} | at the shipped threshold: precision {precision:.3f} "
+        f"recall {recall:.3f} F1 {f1:.3f} FPR {float(flag[~labels].mean()):.4f} | recall at 2% FPR {at2:.3f}"
+    )
+    by_label: dict[str, list[bool]] = defaultdict(list)
+    by_source: dict[str, list[bool]] = defaultdict(list)
+    for row, hit in zip(rows, blocked, strict=True):
+        by_label[row["label"]].append(hit)
+        if row["label"] == "benign":
+            by_source[row["source"].split(":")[-1][:60]].append(hit)
+    print("  recall by category: " + ", ".join(f"{k} {statistics.mean(v):.3f}" for k, v in by_label.items() if k != "benign"))
+    print("  benign FPR by source: " + "; ".join(f"{k} {statistics.mean(v):.3f} (n={len(v)})" for k, v in by_source.items()))
+
+
+def latency() -> None:
+    model = default_model()
+    rng = random.Random(7)
+    words = "the report lists quarterly figures for each region and the team will review them next week".split()
+    for size in (200, 2000, 20000):
+        text = ""
+        while len(text) < size:
+            text += rng.choice(words) + " "
+        times = []
+        for _ in range(300 if size <= 2000 else 30):
+            started = time.perf_counter()
+            model.assess(text[:size])
+            times.append((time.perf_counter() - started) * 1000)
+        times.sort()
+        p99 = times[int(len(times) * 0.99) - 1]
+        print(f"  assess {size:>6} chars: p50 {statistics.median(times):.2f} ms  p99 {p99:.2f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--http", action="store_true")
+    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    rows = [json.loads(line) for line in args.data.read_text().split("\n") if line.strip()]
+    document = default_document()
+    model = default_model()
+    print(f"default model {document['version']}, threshold {model.threshold:.3f}")
+    print(f"  its leave-one-source-out figures on the base data: {json.dumps(document['metrics']['held_out'])}")
+    started = time.perf_counter()
+    judged = [model.assess(r["text"]) for r in rows]
+    took = time.perf_counter() - started
+    quality(rows, [a.score for a in judged], [a.block for a in judged], f"in-process on {args.data.name}")
+    print(f"  {took / len(rows) * 1000:.2f} ms per row on average")
+    latency()
+    if args.http:
+        from guard_http import http_figures
+
+        http_figures(rows, args.seconds, args.rounds, quality)
+
+
+if __name__ == "__main__":
+    main()
