@@ -47,14 +47,37 @@ def quality(rows: list[dict], scores: list[float], blocked: list[bool], title: s
         by_label[row["label"]].append(hit)
         if row["label"] == "benign":
             by_source[row["source"].split(":")[-1][:60]].append(hit)
-    print("  recall by category: " + ", ".join(f"{k} {statistics.mean(v):.3f}" for k, v in by_label.items() if k != "benign"))
-    print("  benign FPR by source: " + "; ".join(f"{k} {statistics.mean(v):.3f} (n={len(v)})" for k, v in by_source.items()))
+    print(
+        "  recall by category: "
+        + ", ".join(f"{k} {statistics.mean(v):.3f}" for k, v in by_label.items() if k != "benign")
+    )
+    print(
+        "  benign FPR by source: "
+        + "; ".join(f"{k} {statistics.mean(v):.3f} (n={len(v)})" for k, v in by_source.items())
+    )
 
 
 def latency() -> None:
     model = default_model()
     rng = random.Random(7)
-    words = "the report lists quarterly figures for each region and the team will review them next week".split()
+    words = [
+        "the",
+        "report",
+        "lists",
+        "quarterly",
+        "figures",
+        "for",
+        "each",
+        "region",
+        "and",
+        "the",
+        "team",
+        "will",
+        "review",
+        "them",
+        "next",
+        "week",
+    ]
     for size in (200, 2000, 20000):
         text = ""
         while len(text) < size:

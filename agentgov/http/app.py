@@ -98,7 +98,11 @@ def create_app(services: Services, *, hot_path: bool = True) -> QuartTrio:
     app.asgi_app = expose_send(app.asgi_app)  # type: ignore[method-assign]
     if hot_path:
         app.asgi_app = HotPath(  # type: ignore[method-assign]
-            app, [HotRoute("POST", f"{API_PREFIX}/policies/check", "policies.check", policies.run_check)]
+            app,
+            [
+                HotRoute("POST", f"{API_PREFIX}/policies/check", "policies.check", policies.run_check),
+                HotRoute("POST", f"{API_PREFIX}/guard/validate", "guard.validate_prompt", guard.run_validate),
+            ],
         )
     return app
 

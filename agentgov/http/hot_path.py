@@ -1,6 +1,7 @@
-"""Routes served straight from ASGI, in front of Quart: the policy check.
+"""Routes served straight from ASGI, in front of Quart: the policy check and the prompt guard's validation.
 
-`POST /api/v1/policies/check` is the decision path every agent action goes through. Quart's per-request
+`POST /api/v1/policies/check` is the decision path every agent action goes through (and
+`POST /api/v1/guard/validate` every text an agent reads). Quart's per-request
 machinery (request and app contexts, hooks, request and response objects) costs more CPU than the check
 itself, so `HotPath` wraps the Quart app's ASGI callable and answers the routes given to it directly.
 Everything else goes to Quart unchanged.

@@ -93,6 +93,7 @@ async def test_request_bodies_are_required_unless_optional(document) -> None:
         ("post", "/api/v1/hitl/approve/{approval_id}"),
         ("post", "/api/v1/hitl/reject/{approval_id}"),
         ("post", "/api/v1/anomalies/detector/train"),
+        ("post", "/api/v1/guard/detector/train"),
     }
     for path, method, operation in operations(document):
         if "requestBody" in operation:

@@ -96,6 +96,19 @@ EXPECTED: dict[tuple[str, str], str | None] = {
     ("POST", "/api/v1/anomalies/detector/rollback/<version>"): "anomalies:manage",
     ("PUT", "/api/v1/anomalies/detector/threshold"): "anomalies:manage",
     ("DELETE", "/api/v1/anomalies/detector/cancel"): "anomalies:manage",
+    ("GET", "/api/v1/guard/health"): None,
+    ("POST", "/api/v1/guard/validate"): "guard:use",
+    ("GET", "/api/v1/guard/stats"): "guard:use",
+    ("GET", "/api/v1/guard/settings"): "guard:use",
+    ("PUT", "/api/v1/guard/settings"): "guard:manage",
+    ("GET", "/api/v1/guard/detector/status"): "guard:use",
+    ("GET", "/api/v1/guard/detector/metrics"): "guard:use",
+    ("GET", "/api/v1/guard/detector/versions"): "guard:use",
+    ("POST", "/api/v1/guard/detector/train"): "guard:manage",
+    ("GET", "/api/v1/guard/detector/training/status"): None,
+    ("POST", "/api/v1/guard/detector/rollback/<version>"): "guard:manage",
+    ("DELETE", "/api/v1/guard/detector/cancel"): "guard:manage",
+    ("POST", "/api/v1/guard/detector/feedback"): "guard:manage",
 }
 _SKIP_ENDPOINTS = {"openapi", "swagger_ui", "_docs_assets.asset", "static"}
 TENANT_ROLES = [Role.DEVELOPER, Role.SECURITY_ANALYST, Role.ADMIN]

@@ -44,11 +44,13 @@ from agentgov.http.detector_routes import (
 from agentgov.http.errors import ApiError
 from agentgov.http.ids import parse_uuid
 from agentgov.http.schemas import Page, RequestModel
-from agentgov.http.validation import json_body, query
+from agentgov.http.validation import json_body, parse_model, query
 from agentgov.ml.guard.base import default_document, default_model
 from agentgov.ml.guard.model import CHUNK_CHARS
 from agentgov.ml.guard.rules import CATEGORIES, RULES
+from agentgov.security.principal import Principal
 from agentgov.security.roles import Permission
+from agentgov.services import Services
 from agentgov.storage.guard import GuardRepo, GuardSettings
 
 bp = Blueprint("guard", __name__)
@@ -174,7 +176,17 @@ async def validate_prompt(data: ValidateIn) -> dict[str, Any]:
     (`kind: guard`: the text's sha256 and length; the text itself only with the `record_prompts` setting).
     422 for a text over `max_prompt_chars` (see `/guard/health`); 404 for an agent that is not this tenant's;
     503 when a block cannot be recorded (nothing is answered unrecorded)."""
-    tid, svc = tenant_id(), services()
+    return await answer_validation(services(), principal(), data)
+
+
+async def run_validate(svc: Services, who: Principal, payload: Any) -> dict[str, Any]:
+    """The hot path's handler of `POST /guard/validate` (`agentgov.http.hot_path`): the same answers."""
+    return await answer_validation(svc, who, parse_model(ValidateIn, payload))
+
+
+async def answer_validation(svc: Services, who: Principal, data: ValidateIn) -> dict[str, Any]:
+    tid = who.tenant_id
+    assert tid is not None  # the route is tenant-scoped
     agent_id = None if data.agent_id is None else str(data.agent_id)
     if agent_id is not None:
         try:
@@ -182,7 +194,7 @@ async def validate_prompt(data: ValidateIn) -> dict[str, Any]:
         except AgentNotFound:
             raise ApiError(404, "Agent not found") from None
     request = ValidationRequest(
-        prompt=data.prompt, source=data.source, agent_id=agent_id, context=data.context, actor=principal().actor_label
+        prompt=data.prompt, source=data.source, agent_id=agent_id, context=data.context, actor=who.actor_label
     )
     try:
         return await validate(svc, tid, request)

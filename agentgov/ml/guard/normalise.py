@@ -37,6 +37,7 @@ _INVISIBLE = dict.fromkeys(
     ]
 )
 _TAG_FIRST, _TAG_LAST = 0xE0000, 0xE007F
+_TAG = re.compile("[\U000e0000-\U000e007f]")
 
 # Cyrillic and Greek letters (code points) that render like the Latin letter they map to.
 _HOMOGLYPHS = str.maketrans(
@@ -129,8 +130,11 @@ def normalise(text: str) -> Normalised:
         if letters:
             shown = "".join(letters[:8])
             findings.append(Finding("compatibility_forms", f"look-alike letter forms folded (NFKC): {shown}"))
-    tags = "".join(chr(ord(c) - _TAG_FIRST) for c in folded if _TAG_FIRST <= ord(c) <= _TAG_LAST)
-    visible = "".join(c for c in folded if not _TAG_FIRST <= ord(c) <= _TAG_LAST)
+    if _TAG.search(folded) is None:  # the common case, without a pass per character
+        tags, visible = "", folded
+    else:
+        tags = "".join(chr(ord(c) - _TAG_FIRST) for c in folded if _TAG_FIRST <= ord(c) <= _TAG_LAST)
+        visible = _TAG.sub("", folded)
     hidden = tags.strip("\x00\x7f")
     if hidden:
         findings.append(Finding("tag_characters", f"text hidden in Unicode tag characters: {_quote(hidden)}"))
