@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import functools
 import zlib
 from collections.abc import Sequence
 from typing import Any
@@ -56,13 +57,19 @@ _WORD_GRAMS = _WORD.build_analyzer()
 _NO_BUCKETS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
 
-def bucket_counts(grams: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted buckets, counts) of hashed n-grams: one text's row of `count_features`, without building a
-    matrix (the same hashing as `HashingVectorizer`; a test holds the two equal)."""
-    if not grams:
+def bucket_counts(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted columns, counts) of one normalised text's hashed n-grams: character n-grams in columns
+    0..BUCKETS-1, word n-grams in BUCKETS..2*BUCKETS-1 — its row of `count_features` without building a
+    matrix (the same hashing as `HashingVectorizer`, in one call; a test holds the two equal)."""
+    chars, words = _CHAR_GRAMS(text), _WORD_GRAMS(text)
+    if not chars and not words:
         return _NO_BUCKETS
-    indices, _, _ = _hash_grams([[(gram, 1) for gram in grams]], BUCKETS, np.float64, False, 0)
-    buckets, counts = np.unique(indices, return_counts=True)
+    indices, indptr, _ = _hash_grams(
+        [[(gram, 1) for gram in chars], [(gram, 1) for gram in words]], BUCKETS, np.float64, False, 0
+    )
+    columns = indices.astype(np.int64)
+    columns[indptr[1] :] += BUCKETS
+    buckets, counts = np.unique(columns, return_counts=True)
     return buckets, counts
 
 
@@ -161,6 +168,11 @@ class GuardModel:
 
     # ------------------------------------------------------------------------------------------ judging
 
+    @functools.cached_property
+    def _idf(self) -> np.ndarray:
+        """Both blocks' idf, in the columns of `bucket_counts`."""
+        return np.concatenate([self.char_idf, self.word_idf])
+
     def probabilities(self, counts: Counts) -> tuple[np.ndarray, np.ndarray]:
         """(attack probability per text, category distribution per text given an attack)."""
         features = weigh(counts, self.char_idf, self.word_idf)
@@ -176,14 +188,15 @@ class GuardModel:
         only (a fraction of a millisecond for a paragraph)."""
         attack = self.attack_intercept
         category = self.category_intercept.copy()
-        for grams, idf, offset in ((_CHAR_GRAMS(text), self.char_idf, 0), (_WORD_GRAMS(text), self.word_idf, BUCKETS)):
-            buckets, counts = bucket_counts(grams)
-            if not len(buckets):
-                continue
-            weights = (1.0 + np.log(counts)) * idf[buckets]
-            weights /= np.sqrt(weights @ weights)
-            attack += float(self.attack_coef[offset + buckets] @ weights)
-            category += self.category_coef[:, offset + buckets] @ weights
+        buckets, counts = bucket_counts(text)
+        if len(buckets):
+            weights = (1.0 + np.log(counts)) * self._idf[buckets]
+            split = int(np.searchsorted(buckets, BUCKETS))
+            for block in (weights[:split], weights[split:]):  # each block of unit length
+                if len(block):
+                    block /= np.sqrt(block @ block)
+            attack += float(self.attack_coef[buckets] @ weights)
+            category += self.category_coef[:, buckets] @ weights
         for hit in hits:  # one hit per rule at most
             column = 2 * BUCKETS + RULE_NAMES.index(hit.rule)
             attack += float(self.attack_coef[column]) * rule_value(hit)
