@@ -67,6 +67,34 @@ RULES: tuple[Rule, ...] = (
         r"\bsystem\s+(?:override|update|notice)\s*:)",
     ),
     _rule(
+        "ignore_the_above",
+        "injection",
+        0.8,
+        r"\b(?:ignore|disregard|forget)\s+(?:all\s+|everything\s+)?(?:of\s+)?(?:the\s+|that\s+|what'?s?\s+)?"
+        r"(?:above|previous|prior|preceding|before)(?:\s+(?:text|messages?|content|context|conversation))?"
+        r"\s*(?:and\b|,|\.|;|:)",
+    ),
+    _rule(  # the same order in the languages an attack most often switches to
+        "foreign_ignore_instructions",
+        "injection",
+        0.85,
+        r"(?:\bignore[zs]?\s+(?:toutes\s+)?(?:les|vos)\s+instructions\s+(?:pr[ée]c[ée]dentes|ci-dessus)"
+        r"|\bignora\s+(?:todas\s+)?las\s+instrucciones\s+(?:anteriores|previas)"
+        r"|\bignorier(?:e|en)?\s+(?:alle\s+)?(?:vorherigen|obigen|bisherigen)\s+(?:Anweisungen|Instruktionen)"
+        r"|\bignora\s+(?:tutte\s+)?le\s+istruzioni\s+precedenti"
+        r"|\bignore\s+(?:todas\s+)?as\s+instru[çc][õo]es\s+anteriores"
+        r"|忽略(?:之前|以上|上述|前面|先前)(?:的)?(?:所有)?(?:指令|指示|说明|說明)"
+        r"|(?:以前|前|上記)の指示を無視"
+        r"|игнорируй(?:те)?\s+(?:все\s+)?(?:предыдущие|прошлые)\s+(?:инструкции|указания))",
+    ),
+    _rule(
+        "role_override",
+        "injection",
+        0.75,
+        r"\b(?:you are no longer (?:an? |the )?(?:assistant|AI|language model|bound|restricted|limited)"
+        r"|your new (?:role|task|goal|objective|instructions?) (?:is|are)\b)",
+    ),
+    _rule(
         "new_instructions",
         "injection",
         0.8,
@@ -85,6 +113,13 @@ RULES: tuple[Rule, ...] = (
         0.9,
         r"\b(?:do anything now|DAN mode|jailbr(?:ea|o)ken|developer mode (?:enabled|output)|"
         r"(?:no|without any|free (?:of|from)) (?:ethical|moral|content) (?:guidelines|restrictions|filters|limits))\b",
+    ),
+    _rule(
+        "privileged_mode",
+        "jailbreak",
+        0.8,
+        r"\b(?:you are now in|you're now in|entering|activated?|now in)\s+(?:developer|debug|god|unrestricted|"
+        r"jailbreak|sudo)\s+mode\b",
     ),
     _rule(
         "unrestricted_persona",
