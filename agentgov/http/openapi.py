@@ -73,7 +73,11 @@ SUCCESS_DESCRIPTIONS = {200: "OK", 201: "Created", 202: "Accepted", 204: "No con
 # errors the handler raises itself. Keyed by endpoint name.
 EXTRA_RESPONSES: dict[str, tuple[int, ...]] = {
     "root.platform_info": (200,),
+    "system.api_platform_info": (200,),
     "system.health": (200,),
+    "exports.export": (200,),
+    "exports.export_csv": (200,),
+    "exports.export_json": (200,),
     "tenants.create_tenant": (409,),
     "tenants.list_tenants": (200,),
     "auth.login": (401, 429),
@@ -134,7 +138,14 @@ OPTIONAL_BODY = {
 }
 
 # Routes that answer without storage or actors (no 503).
-NO_BACKEND = {"root.platform_info", "system.health", "system.ready", "sso.list_providers", "guard.health"}
+NO_BACKEND = {
+    "root.platform_info",
+    "system.api_platform_info",
+    "system.health",
+    "system.ready",
+    "sso.list_providers",
+    "guard.health",
+}
 
 UUID_PATH_PARAMETERS = {
     "user_id",

@@ -129,6 +129,37 @@ class AuditEntry:
         }
 
 
+@dataclasses.dataclass(frozen=True)
+class ExportFilter:
+    """Which entries an export holds: each given field must match; `since` (inclusive) and `until`
+    (exclusive) bound the event time (the agent's `timestamp`, else the receipt time; ISO 8601 UTC text)."""
+
+    agent_id: str | None = None
+    action: str | None = None
+    kind: str | None = None
+    since: str | None = None
+    until: str | None = None
+
+    def sql(self) -> tuple[str, dict[str, Any]]:
+        """(" AND ..." conditions, their parameters)."""
+        parts, params = [], {}
+        for name in ("agent_id", "action", "kind"):
+            value = getattr(self, name)
+            if value is not None:
+                parts.append(f"{name} = :{name}")
+                params[name] = value
+        if self.since is not None:
+            parts.append("COALESCE(occurred_at, created_at) >= :since")
+            params["since"] = self.since
+        if self.until is not None:
+            parts.append("COALESCE(occurred_at, created_at) < :until")
+            params["until"] = self.until
+        return "".join(f" AND {part}" for part in parts), params
+
+    def to_public(self) -> dict[str, str]:
+        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+
+
 def _loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
@@ -409,6 +440,22 @@ class AuditRepo:
             lambda c: c.fetchall(
                 "SELECT * FROM audit_entries WHERE tenant_id = :t AND sequence > :after ORDER BY sequence LIMIT :l",
                 {"t": tenant_id, "after": after_sequence, "l": limit},
+            )
+        )
+        return [AuditEntry.from_row(r) for r in rows]
+
+    async def export_page(
+        self, tenant_id: str, where: ExportFilter, *, after_sequence: int, limit: int
+    ) -> list[AuditEntry]:
+        """Up to `limit` entries matching `where` with a sequence above `after_sequence`, oldest first: one
+        page of an export (keyset pagination, so each page costs the same however deep the export is)."""
+        clause, params = where.sql()
+        params.update({"t": tenant_id, "after": after_sequence, "l": limit})
+        rows = await self.db.read(
+            lambda c: c.fetchall(
+                f"SELECT * FROM audit_entries WHERE tenant_id = :t AND sequence > :after{clause}"
+                " ORDER BY sequence LIMIT :l",
+                params,
             )
         )
         return [AuditEntry.from_row(r) for r in rows]

@@ -65,6 +65,14 @@ async def platform_info() -> dict[str, Any]:
     }
 
 
+@api.get("/")
+@public
+@tag(["system"])
+async def api_platform_info() -> dict[str, Any]:
+    """Platform info and links (the same as `/`)."""
+    return await platform_info()
+
+
 @api.get("/health")
 @public
 @tag(["system"])

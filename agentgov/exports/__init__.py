@@ -1,0 +1,1 @@
+"""Audit exports: the trail as files for auditors (see docs/exports.md)."""
