@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import logging
 import os
 import signal
 import sys
+from pathlib import Path
 
 import trio
 
@@ -38,6 +40,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.add_argument("--tenant", required=True, help="tenant id")
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
+    export = sub.add_parser(
+        "verify-export",
+        help="check an audit export against its signed manifest; exit 0 intact, 1 tampered, 2 could not check",
+    )
+    export.add_argument("file", type=Path, help="the exported file")
+    export.add_argument("--manifest", type=Path, required=True, help="the manifest (JSON) of that export")
+    export.add_argument("--public-key", type=Path, required=True, help="the service's public key (PEM or base64)")
     return parser
 
 
@@ -69,6 +78,8 @@ def freeze_startup_heap() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "verify-export":  # an auditor's check: needs no settings, database or secret
+        return verify_export(args.file, args.manifest, args.public_key)
     try:
         settings = Settings.from_env(
             host=args.host or os.environ.get("HOST") or None,
@@ -90,6 +101,32 @@ def main(argv: list[str] | None = None) -> int:
     except (DatabaseError, QueryError) as exc:
         log.error(f"cannot start: {exc}")
         return 1
+    return 0
+
+
+def verify_export(file: Path, manifest_path: Path, key_path: Path) -> int:
+    """Exit 0 when the file is what the signed manifest says, 1 when not, 2 when an input is unreadable."""
+    from agentgov.exports.manifest import check_file
+    from agentgov.exports.signing import load_public_key
+
+    try:
+        data = file.read_bytes()
+        manifest = json.loads(manifest_path.read_text("utf-8"))
+        key = load_public_key(key_path.read_text("utf-8"))
+        if not isinstance(manifest, dict):
+            raise ValueError("the manifest is not a JSON object")
+    except (OSError, ValueError) as exc:
+        print(f"cannot check: {exc}", file=sys.stderr)
+        return 2
+    problems = check_file(data, manifest, key)
+    if problems:
+        for problem in problems:
+            print(f"TAMPERED: {problem}")
+        return 1
+    print(
+        f"intact: {manifest['rows']} rows, sequences {manifest['first_sequence']}..{manifest['last_sequence']}, "
+        f"sha256 {manifest['sha256']}, signed by key {manifest.get('key_id')}"
+    )
     return 0
 
 

@@ -136,6 +136,9 @@ class Settings:
     jwt_secret: str = DEFAULT_JWT_SECRET
     webhook_secret: str = DEFAULT_WEBHOOK_SECRET
     audit_secret: str = ""
+    # EXPORT_SIGNING_KEY: base64 of a 32-byte Ed25519 private key signing export manifests (required in
+    # production; in development derived from the audit secret when unset). See docs/exports.md.
+    export_signing_key: str = ""
     log_format: str = "text"
     log_level: str = "INFO"
     graceful_timeout: float = 10.0
@@ -237,6 +240,7 @@ class Settings:
                     warnings.append(f"{name} uses the development default; set it before production use")
             values[name.lower()] = value
         values["audit_secret"] = _audit_secret(env, environment)
+        values["export_signing_key"] = _export_signing_key(env, environment, warnings)
         values.update({k: v for k, v in overrides.items() if v is not None})
         url = str(values["database_url"])
         if url and not url.startswith(("sqlite:///", "postgresql://", "postgres://")):
@@ -245,6 +249,23 @@ class Settings:
         if redis_url and not redis_url.startswith(("redis://", "rediss://", "unix://")):
             raise ConfigError("REDIS_URL must start with redis://, rediss:// or unix://")
         return cls(warnings=tuple(warnings), **values)  # type: ignore[arg-type]
+
+
+def _export_signing_key(env: Mapping[str, str], environment: str, warnings: list[str]) -> str:
+    """EXPORT_SIGNING_KEY: base64 of 32 bytes; required in production. Raises `ConfigError`."""
+    from agentgov.exports.signing import parse_private_key
+
+    value = env.get("EXPORT_SIGNING_KEY", "").strip()
+    if not value:
+        if environment == "production":
+            raise ConfigError("EXPORT_SIGNING_KEY is missing; set base64 of 32 random bytes in production")
+        warnings.append("EXPORT_SIGNING_KEY is not set; export manifests are signed with a development key")
+        return ""
+    try:
+        parse_private_key(value)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return value
 
 
 def _audit_secret(env: Mapping[str, str], environment: str) -> str:

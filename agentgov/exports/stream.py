@@ -1,35 +1,61 @@
-"""The streamed export: the tenant's matching entries read from the database in pages and encoded as they go.
+"""The streamed export: the tenant's matching entries read from the database in pages and encoded as they go,
+with a signed manifest stored once the last byte is sent.
 
 `export_chunks` yields the encoded file as bytes, one chunk per page of `PAGE_SIZE` entries (keyset pages by
-sequence, oldest first), so memory stays flat however long the trail. Raises `DatabaseError` if a page cannot
-be read (the caller has usually started answering by then: the response is cut, never completed wrongly).
-Cancellation (the client went away) stops it between pages.
+sequence, oldest first), so memory stays flat however long the trail. While it goes it counts the rows, the
+first and last sequence, the size and the SHA-256 of the bytes; after the last chunk it signs the manifest
+(`manifest.build_manifest`) and stores it under `export_id`. Raises `DatabaseError` if a page cannot be read
+(the caller has usually started answering by then: the response is cut, never completed wrongly, and no
+manifest is stored). Cancellation (the client went away) stops it between pages, without a manifest.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from agentgov.exports.formats import Encoder
+from agentgov.exports.manifest import Tally, build_manifest
+from agentgov.exports.signing import sign_manifest
 from agentgov.storage.audit import AuditRepo, ExportFilter
 from agentgov.storage.database import Database
+from agentgov.storage.exports import ExportRepo
 
 PAGE_SIZE = 1000
 
 
 async def export_chunks(
-    db: Database, tenant_id: str, where: ExportFilter, fmt: str, *, page_size: int = PAGE_SIZE
+    db: Database,
+    tenant_id: str,
+    where: ExportFilter,
+    fmt: str,
+    *,
+    export_id: str,
+    key: Ed25519PrivateKey,
+    page_size: int = PAGE_SIZE,
 ) -> AsyncIterator[bytes]:
     encoder = Encoder(fmt)
     repo = AuditRepo(db)
-    yield encoder.start().encode("utf-8")
+    tally = Tally()
+    head = await repo.head(tenant_id)
+
+    def emit(text: str) -> bytes:
+        data = text.encode("utf-8")
+        tally.add(data)
+        return data
+
+    yield emit(encoder.start())
     after = 0
     while True:
         page = await repo.export_page(tenant_id, where, after_sequence=after, limit=page_size)
         if not page:
             break
-        yield "".join(encoder.row(entry.to_public()) for entry in page).encode("utf-8")
+        tally.rows_seen(page[0].sequence, page[-1].sequence, len(page))
+        yield emit("".join(encoder.row(entry.to_public()) for entry in page))
         after = page[-1].sequence
         if len(page) < page_size:
             break
-    yield encoder.end().encode("utf-8")
+    yield emit(encoder.end())
+    manifest = build_manifest(export_id=export_id, tenant_id=tenant_id, fmt=fmt, where=where, tally=tally, head=head)
+    await ExportRepo(db).save_manifest(tenant_id, export_id, sign_manifest(manifest, key))

@@ -78,6 +78,8 @@ EXTRA_RESPONSES: dict[str, tuple[int, ...]] = {
     "exports.export": (200,),
     "exports.export_csv": (200,),
     "exports.export_json": (200,),
+    "exports.manifest": (200,),
+    "exports.public_key": (200,),
     "tenants.create_tenant": (409,),
     "tenants.list_tenants": (200,),
     "auth.login": (401, 429),
@@ -145,6 +147,7 @@ NO_BACKEND = {
     "system.ready",
     "sso.list_providers",
     "guard.health",
+    "exports.public_key",
 }
 
 UUID_PATH_PARAMETERS = {

@@ -460,6 +460,11 @@ class AuditRepo:
         )
         return [AuditEntry.from_row(r) for r in rows]
 
+    async def head(self, tenant_id: str) -> ChainHead | None:
+        """The end of the tenant's chain now (None before its first entry)."""
+        row = await self.db.read(lambda c: _read_chain(c, tenant_id))
+        return None if row is None else _head(row)
+
     async def count(self, tenant_id: str) -> int:
         return int(
             await self.db.read(

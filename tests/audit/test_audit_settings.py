@@ -6,7 +6,13 @@ import pytest
 
 from agentgov.config import ConfigError, Settings
 
-PRODUCTION = {"ENV": "production", "ADMIN_KEY": "a" * 32, "JWT_SECRET": "b" * 32, "WEBHOOK_SECRET": "c" * 32}
+PRODUCTION = {
+    "ENV": "production",
+    "ADMIN_KEY": "a" * 32,
+    "JWT_SECRET": "b" * 32,
+    "WEBHOOK_SECRET": "c" * 32,
+    "EXPORT_SIGNING_KEY": "ZWVlZWVlZWVlZWVlZWVlZWVlZWVlZWVlZWVlZWVlZWU=",
+}
 
 
 def test_production_needs_a_strong_audit_secret() -> None:

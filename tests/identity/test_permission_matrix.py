@@ -101,6 +101,8 @@ EXPECTED: dict[tuple[str, str], str | None] = {
     ("GET", "/api/v1/audit/export"): "audit:export",
     ("GET", "/api/v1/audit/export/csv"): "audit:export",
     ("GET", "/api/v1/audit/export/json"): "audit:export",
+    ("GET", "/api/v1/audit/export/manifest/<export_id>"): "audit:export",
+    ("GET", "/api/v1/audit/export/public-key"): None,
     ("POST", "/api/v1/guard/validate"): "guard:use",
     ("GET", "/api/v1/guard/stats"): "guard:use",
     ("GET", "/api/v1/guard/settings"): "guard:use",

@@ -20,6 +20,7 @@ STRONG = {
     "JWT_SECRET": "b" * 32,
     "WEBHOOK_SECRET": "c" * 32,
     "AUDIT_SECRET": "d" * 32,
+    "EXPORT_SIGNING_KEY": "ZWVlZWVlZWVlZWVlZWVlZWVlZWVlZWVlZWVlZWVlZWU=",
 }
 
 

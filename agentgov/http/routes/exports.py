@@ -8,6 +8,7 @@ tenant and the time.
 
 from __future__ import annotations
 
+import base64
 import uuid
 from typing import Any, Literal
 
@@ -16,12 +17,15 @@ from quart import Blueprint, Response
 from quart_schema import tag
 
 from agentgov.exports.formats import MEDIA_TYPES
+from agentgov.exports.signing import ALGORITHM, key_id, public_pem, public_raw, service_key
 from agentgov.exports.stream import export_chunks
-from agentgov.http.auth import Scheme, authorize, services, tenant_id
+from agentgov.http.auth import Scheme, authorize, public, services, tenant_id
 from agentgov.http.errors import ApiError
+from agentgov.http.ids import parse_uuid
 from agentgov.http.validation import query
 from agentgov.security.roles import Permission
 from agentgov.storage.audit import ExportFilter
+from agentgov.storage.exports import ExportRepo
 from agentgov.timeutil import now, to_iso
 
 bp = Blueprint("exports", __name__)
@@ -56,13 +60,17 @@ def _filter(data: ExportFilters) -> ExportFilter:
 
 
 def _stream(data: ExportFilters, fmt: str) -> Response:
-    tid = tenant_id()
+    tid, svc = tenant_id(), services()
     where = _filter(data)
+    export_id = str(uuid.uuid4())
     stamp = to_iso(now()).replace(":", "").replace("-", "")[:15]
-    extension = {"csv": "csv", "json": "json", "jsonl": "jsonl"}[fmt]
-    response = Response(export_chunks(services().db, tid, where, fmt), mimetype=MEDIA_TYPES[fmt])
-    response.headers["Content-Disposition"] = f'attachment; filename="audit-{tid}-{stamp}.{extension}"'
+    chunks = export_chunks(svc.db, tid, where, fmt, export_id=export_id, key=service_key(svc.settings))
+    response = Response(chunks, mimetype=MEDIA_TYPES[fmt])
+    manifest_url = f"/api/v1/audit/export/manifest/{export_id}"
+    response.headers["Content-Disposition"] = f'attachment; filename="audit-{tid}-{stamp}.{fmt}"'
     response.headers["Cache-Control"] = "no-store"
+    response.headers["X-Export-Id"] = export_id
+    response.headers["Link"] = f'<{manifest_url}>; rel="describedby"'
     return response
 
 
@@ -94,3 +102,31 @@ async def export_csv(query: ExportFilters) -> Any:
 async def export_json(query: ExportFilters) -> Any:
     """The tenant's audit entries as one JSON array (as `GET /audit/export?format=json`)."""
     return _stream(query, "json")
+
+
+@bp.get("/audit/export/manifest/<export_id>")
+@authorize(Scheme.API_KEY, permission=Permission.AUDIT_EXPORT)
+@tag(["audit"])
+async def manifest(export_id: str) -> dict[str, Any]:
+    """The signed manifest of a finished streamed export (its id is the response's `X-Export-Id`): rows,
+    first and last sequence, size, SHA-256, chain head, filters, signed with the service's Ed25519 key. 404 for
+    an unknown id, another tenant's, or an export not sent to its end."""
+    found = await ExportRepo(services().db).manifest(tenant_id(), parse_uuid(export_id, "export_id"))
+    if found is None:
+        raise ApiError(404, "Export manifest not found")
+    return found
+
+
+@bp.get("/audit/export/public-key")
+@public
+@tag(["audit"])
+async def public_key() -> dict[str, Any]:
+    """The public key that verifies export manifests (no credentials: it is public), as PEM and as base64 of
+    its 32 raw bytes, with its `key_id`."""
+    key = service_key(services().settings).public_key()
+    return {
+        "algorithm": ALGORITHM,
+        "key_id": key_id(key),
+        "public_key_pem": public_pem(key),
+        "public_key": base64.b64encode(public_raw(key)).decode("ascii"),
+    }
