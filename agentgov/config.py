@@ -139,6 +139,10 @@ class Settings:
     # EXPORT_SIGNING_KEY: base64 of a 32-byte Ed25519 private key signing export manifests (required in
     # production; in development derived from the audit secret when unset). See docs/exports.md.
     export_signing_key: str = ""
+    # EXPORT_DIR (default DATA_DIR/exports): where export jobs write their files; EXPORT_JOB_TTL_HOURS (24):
+    # how long a finished job's file can be downloaded.
+    export_dir: Path | None = None
+    export_job_ttl_hours: float = 24.0
     log_format: str = "text"
     log_level: str = "INFO"
     graceful_timeout: float = 10.0
@@ -201,6 +205,8 @@ class Settings:
         values: dict[str, object] = {
             "env": environment,
             "data_dir": Path(env.get("DATA_DIR", "./data")),
+            "export_dir": Path(env["EXPORT_DIR"]) if env.get("EXPORT_DIR") else None,
+            "export_job_ttl_hours": _number(env, "EXPORT_JOB_TTL_HOURS", 24.0),
             "database_url": env.get("DATABASE_URL", ""),
             "redis_url": env.get("REDIS_URL", ""),
             "redis_prefix": env.get("REDIS_PREFIX", "agentgov:"),

@@ -20,7 +20,7 @@ from typing import Any
 
 FORMATS = ("csv", "json", "jsonl")
 MEDIA_TYPES = {
-    "csv": "text/csv; charset=utf-8",
+    "csv": "text/csv",  # answered with "; charset=utf-8"
     "json": "application/json",
     "jsonl": "application/x-ndjson",
 }

@@ -7,11 +7,12 @@ first and last sequence, the size and the SHA-256 of the bytes; after the last c
 (`manifest.build_manifest`) and stores it under `export_id`. Raises `DatabaseError` if a page cannot be read
 (the caller has usually started answering by then: the response is cut, never completed wrongly, and no
 manifest is stored). Cancellation (the client went away) stops it between pages, without a manifest.
+`on_page(rows so far)` is awaited after each page (an export job records its progress there).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -34,6 +35,7 @@ async def export_chunks(
     export_id: str,
     key: Ed25519PrivateKey,
     page_size: int = PAGE_SIZE,
+    on_page: Callable[[int], Awaitable[None]] | None = None,
 ) -> AsyncIterator[bytes]:
     encoder = Encoder(fmt)
     repo = AuditRepo(db)
@@ -53,6 +55,8 @@ async def export_chunks(
             break
         tally.rows_seen(page[0].sequence, page[-1].sequence, len(page))
         yield emit("".join(encoder.row(entry.to_public()) for entry in page))
+        if on_page is not None:
+            await on_page(tally.rows)
         after = page[-1].sequence
         if len(page) < page_size:
             break

@@ -59,6 +59,7 @@ ERROR_DESCRIPTIONS = {
     403: "Authenticated, but not allowed to do this",
     404: "Not found",
     409: "Conflict with the current state",
+    410: "Gone: it existed and was removed (e.g. an expired export file)",
     413: "Request body too large",
     415: "Content-Type must be application/json",
     422: "Validation failed: `errors` names each wrong field",
@@ -80,6 +81,7 @@ EXTRA_RESPONSES: dict[str, tuple[int, ...]] = {
     "exports.export_json": (200,),
     "exports.manifest": (200,),
     "exports.public_key": (200,),
+    "exports.download": (200, 404, 409, 410),
     "tenants.create_tenant": (409,),
     "tenants.list_tenants": (200,),
     "auth.login": (401, 429),
@@ -128,6 +130,20 @@ EXTRA_RESPONSES: dict[str, tuple[int, ...]] = {
     "guard.training_status": (404,),
 }
 
+# Routes answering a file: the media types of their 200 (the export formats).
+_ALL_FORMATS = ("text/csv", "application/json", "application/x-ndjson")
+FILE_RESPONSES: dict[str, tuple[str, ...]] = {
+    "exports.export": _ALL_FORMATS,
+    "exports.export_csv": ("text/csv",),
+    "exports.export_json": ("application/json",),
+    "exports.download": _ALL_FORMATS,
+}
+FILE_SCHEMAS = {
+    "text/csv": {"type": "string"},
+    "application/json": {"type": "array", "items": {"type": "object"}},
+    "application/x-ndjson": {"type": "string"},
+}
+
 # Routes whose body may be left out (the model's defaults apply).
 OPTIONAL_BODY = {
     "agents.heartbeat",
@@ -155,6 +171,7 @@ UUID_PATH_PARAMETERS = {
     "policy_id",
     "agent_id",
     "job_id",
+    "export_id",
     "candidate_id",
     "log_id",
     "approval_id",
@@ -254,6 +271,15 @@ class CompleteOpenAPIProvider(OpenAPIProvider):
             statuses.add(200)
         for status in sorted(statuses - documented):
             operation["responses"][str(status)] = _response(status)
+        if endpoint in FILE_RESPONSES:
+            operation["responses"]["200"] = {
+                "description": "The export file (streamed)",
+                "content": {media: {"schema": FILE_SCHEMAS[media]} for media in FILE_RESPONSES[endpoint]},
+                "headers": {
+                    "Content-Disposition": {"schema": {"type": "string"}},
+                    "X-Export-Id": {"schema": {"type": "string", "format": "uuid"}},
+                },
+            }
 
 
 def _response(status: int) -> dict[str, Any]:

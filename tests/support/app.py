@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -30,6 +32,7 @@ def settings_for(database_url: str, redis_url: str = "", **overrides: Any) -> Se
         "REDIS_URL": redis_url,
     }
     settings = Settings.from_env(env)
+    overrides.setdefault("data_dir", Path(tempfile.mkdtemp(prefix="agentgov-test-")))  # export files land here
     return dataclasses.replace(settings, **overrides)
 
 
