@@ -35,7 +35,7 @@ from agentgov.storage.audit import AuditRepo, ExportFilter, PendingEntry, append
 BATCH = 10_000
 
 
-def _env(data_dir: str) -> dict[str, str]:
+def server_env(data_dir: str) -> dict[str, str]:
     return {
         **os.environ,
         "DATA_DIR": data_dir,
@@ -45,15 +45,17 @@ def _env(data_dir: str) -> dict[str, str]:
     }
 
 
-def _start(data_dir: str) -> tuple[subprocess.Popen, str]:
+def start_server(data_dir: str) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), "--port", str(port)], env=_env(data_dir), cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "run.py"), "--port", str(port)], env=server_env(data_dir), cwd=ROOT
+    )
     url = f"http://127.0.0.1:{port}"
     wait_http(f"{url}/api/v1/health")
     return proc, url
 
 
-def _call(url: str, method: str = "GET", body: dict | None = None, headers: dict | None = None) -> dict:
+def call(url: str, method: str = "GET", body: dict | None = None, headers: dict | None = None) -> dict:
     request = urllib.request.Request(
         url,
         method=method,
@@ -71,8 +73,8 @@ def _kib(pid: int, field: str) -> int:
     raise RuntimeError(f"{field} not in /proc/{pid}/status")
 
 
-async def _fill(data_dir: str, tenant_id: str, agent_id: str, entries: int) -> None:
-    settings = Settings.from_env(_env(data_dir))
+async def fill_trail(data_dir: str, tenant_id: str, agent_id: str, entries: int) -> None:
+    settings = Settings.from_env(server_env(data_dir))
     db = await open_database(settings.effective_database_url)
     try:
         state = await db.write(lambda c: open_chain(c, tenant_id, settings.effective_audit_secret))
@@ -107,7 +109,7 @@ async def _fill(data_dir: str, tenant_id: str, agent_id: str, entries: int) -> N
 
 
 async def _read_baseline(data_dir: str, tenant_id: str) -> tuple[int, float]:
-    settings = Settings.from_env(_env(data_dir))
+    settings = Settings.from_env(server_env(data_dir))
     db = await open_database(settings.effective_database_url)
     try:
         repo, after, rows, started = AuditRepo(db), 0, 0, time.perf_counter()
@@ -132,10 +134,10 @@ def main() -> None:
     ids_file = Path(data_dir) / "bench-ids.json"
     try:
         if not ids_file.exists():
-            proc, url = _start(data_dir)
+            proc, url = start_server(data_dir)
             try:
-                tenant = _call(f"{url}/api/v1/tenants", "POST", {"name": "export-bench"}, {"X-Admin-Key": ADMIN_KEY})
-                agent = _call(
+                tenant = call(f"{url}/api/v1/tenants", "POST", {"name": "export-bench"}, {"X-Admin-Key": ADMIN_KEY})
+                agent = call(
                     f"{url}/api/v1/agents/register",
                     "POST",
                     {"name": "bot", "type": "tool"},
@@ -145,7 +147,7 @@ def main() -> None:
                 proc.terminate()
                 proc.wait(15)
             started = time.perf_counter()
-            trio.run(_fill, data_dir, tenant["id"], agent["id"], args.entries)
+            trio.run(fill_trail, data_dir, tenant["id"], agent["id"], args.entries)
             print(f"filled {args.entries:,} entries in {time.perf_counter() - started:.1f} s")
             ids_file.write_text(json.dumps({"tenant": tenant, "agent": agent}))
         ids = json.loads(ids_file.read_text())
@@ -154,7 +156,7 @@ def main() -> None:
             f"baseline: {rows:,} entries read page by page from the database in {baseline:.1f} s "
             f"({rows / baseline:,.0f}/s)"
         )
-        proc, url = _start(data_dir)
+        proc, url = start_server(data_dir)
         try:
             key = ids["tenant"]["api_key"]
             for fmt in args.formats.split(","):
@@ -176,8 +178,8 @@ def main() -> None:
                     f"database read) | server RSS before {rss / 1024:.0f} MB, peak during "
                     f"{peak / 1024:.0f} MB: growth {(peak - rss) / 1024:.1f} MB"
                 )
-                manifest = _call(f"{url}/api/v1/audit/export/manifest/{export_id}", headers={"X-API-Key": key})
-                public = _call(f"{url}/api/v1/audit/export/public-key")
+                manifest = call(f"{url}/api/v1/audit/export/manifest/{export_id}", headers={"X-API-Key": key})
+                public = call(f"{url}/api/v1/audit/export/public-key")
                 (Path(data_dir) / "manifest.json").write_text(json.dumps(manifest))
                 (Path(data_dir) / "key.pem").write_text(public["public_key_pem"])
                 started = time.perf_counter()

@@ -29,6 +29,7 @@ from agentgov.http.routes import (
     hitl,
     policies,
     sso,
+    stats,
     system,
     tenants,
     users,
@@ -92,6 +93,7 @@ def create_app(services: Services, *, hot_path: bool = True) -> QuartTrio:
         hitl.bp,
         anomalies.bp,
         guard.bp,
+        stats.bp,
         ws.api,
     ):
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)

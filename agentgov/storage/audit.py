@@ -32,6 +32,7 @@ from agentgov.audit_chain import (
     key_mismatch_report,
     missing_record_report,
 )
+from agentgov.storage.activity import count_batch
 from agentgov.storage.database import Connection, Database, Row
 from agentgov.storage.text import unstorable_reason
 from agentgov.timeutil import now_iso
@@ -378,6 +379,7 @@ def append_batch(
             "audit_entries",
             [{**_insert_values(row), "anomaly": item.anomaly} for row, item in zip(signed, fresh, strict=True)],
         )
+        count_batch(conn, tenant_id, created_at, fresh)
 
     results: list[AuditEntry] = []
     for how, ref in plan:

@@ -98,6 +98,7 @@ EXPECTED: dict[tuple[str, str], str | None] = {
     ("DELETE", "/api/v1/anomalies/detector/cancel"): "anomalies:manage",
     ("GET", "/api/v1/guard/health"): None,
     ("GET", "/api/v1/"): None,
+    ("GET", "/api/v1/stats"): "stats:read",
     ("GET", "/api/v1/audit/export"): "audit:export",
     ("GET", "/api/v1/audit/export/csv"): "audit:export",
     ("GET", "/api/v1/audit/export/json"): "audit:export",
