@@ -124,6 +124,29 @@ async def _read_baseline(data_dir: str, tenant_id: str) -> tuple[int, float]:
         await db.close()
 
 
+def ensure_trail(data_dir: str, entries: int) -> dict:
+    """The bench tenant of `data_dir` ({"tenant", "agent"}), created with `entries` entries on first use."""
+    ids_file = Path(data_dir) / "bench-ids.json"
+    if not ids_file.exists():
+        proc, url = start_server(data_dir)
+        try:
+            tenant = call(f"{url}/api/v1/tenants", "POST", {"name": "export-bench"}, {"X-Admin-Key": ADMIN_KEY})
+            agent = call(
+                f"{url}/api/v1/agents/register",
+                "POST",
+                {"name": "bot", "type": "tool"},
+                {"X-API-Key": tenant["api_key"]},
+            )
+        finally:
+            proc.terminate()
+            proc.wait(15)
+        started = time.perf_counter()
+        trio.run(fill_trail, data_dir, tenant["id"], agent["id"], entries)
+        print(f"filled {entries:,} entries in {time.perf_counter() - started:.1f} s")
+        ids_file.write_text(json.dumps({"tenant": tenant, "agent": agent}))
+    return json.loads(ids_file.read_text())  # type: ignore[no-any-return]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--entries", type=int, default=1_000_000)
@@ -131,26 +154,8 @@ def main() -> None:
     parser.add_argument("--data-dir", default="")
     args = parser.parse_args()
     data_dir = args.data_dir or tempfile.mkdtemp(prefix="agentgov-export-bench-")
-    ids_file = Path(data_dir) / "bench-ids.json"
     try:
-        if not ids_file.exists():
-            proc, url = start_server(data_dir)
-            try:
-                tenant = call(f"{url}/api/v1/tenants", "POST", {"name": "export-bench"}, {"X-Admin-Key": ADMIN_KEY})
-                agent = call(
-                    f"{url}/api/v1/agents/register",
-                    "POST",
-                    {"name": "bot", "type": "tool"},
-                    {"X-API-Key": tenant["api_key"]},
-                )
-            finally:
-                proc.terminate()
-                proc.wait(15)
-            started = time.perf_counter()
-            trio.run(fill_trail, data_dir, tenant["id"], agent["id"], args.entries)
-            print(f"filled {args.entries:,} entries in {time.perf_counter() - started:.1f} s")
-            ids_file.write_text(json.dumps({"tenant": tenant, "agent": agent}))
-        ids = json.loads(ids_file.read_text())
+        ids = ensure_trail(data_dir, args.entries)
         rows, baseline = trio.run(_read_baseline, data_dir, ids["tenant"]["id"])
         print(
             f"baseline: {rows:,} entries read page by page from the database in {baseline:.1f} s "

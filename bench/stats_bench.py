@@ -10,15 +10,11 @@ alternating rounds; prints requests per second and p50/p99 latency of each, and 
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import tempfile
-import time
-from pathlib import Path
 
-import trio
-from export_bench import call, fill_trail, start_server
-from harness import ADMIN_KEY, interleaved
+from export_bench import call, ensure_trail, start_server
+from harness import interleaved
 
 
 def main() -> None:
@@ -29,26 +25,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     data_dir = args.data_dir or tempfile.mkdtemp(prefix="agentgov-stats-bench-")
-    ids_file = Path(data_dir) / "bench-ids.json"
     try:
-        if not ids_file.exists():
-            proc, url = start_server(data_dir)
-            try:
-                tenant = call(f"{url}/api/v1/tenants", "POST", {"name": "export-bench"}, {"X-Admin-Key": ADMIN_KEY})
-                agent = call(
-                    f"{url}/api/v1/agents/register",
-                    "POST",
-                    {"name": "bot", "type": "tool"},
-                    {"X-API-Key": tenant["api_key"]},
-                )
-            finally:
-                proc.terminate()
-                proc.wait(15)
-            started = time.perf_counter()
-            trio.run(fill_trail, data_dir, tenant["id"], agent["id"], args.entries)
-            print(f"filled {args.entries:,} entries in {time.perf_counter() - started:.1f} s")
-            ids_file.write_text(json.dumps({"tenant": tenant, "agent": agent}))
-        ids = json.loads(ids_file.read_text())
+        ids = ensure_trail(data_dir, args.entries)
         proc, url = start_server(data_dir)
         try:
             headers = {"X-API-Key": ids["tenant"]["api_key"]}
