@@ -30,6 +30,7 @@ import trio
 
 from agentgov.actors.audit import AppendEntry, audit
 from agentgov.actors.runtime import ActorRef, InvalidMessage
+from agentgov.detection.guard_flush import guard_counters
 from agentgov.detection.lifecycle import DetectorView, FitResult, TrainingData, detector, detector_view
 from agentgov.ml.guard.base import base_examples, default_document, default_model
 from agentgov.ml.guard.fit import BENIGN, Example, GuardParams, fit
@@ -169,6 +170,7 @@ async def validate(services: Services, tenant_id: str, request: ValidationReques
         await _record_block(services, tenant_id, request, body)
     latency_ms = (time.perf_counter() - started) * 1000
     services.guard.of(tenant_id).record(blocked=judged.block, category=category, latency_ms=latency_ms)
+    guard_counters(services)  # flushes the counts to the shared counters (started on the first validation)
     services.guard.recent.add(validation_id, tenant_id, request.prompt, category=category, blocked=judged.block)
     body["latency_ms"] = round(latency_ms, 3)
     return body

@@ -4,7 +4,7 @@ Both live in the event loop (written by the validate route after each judgement;
 are per process: `/guard/stats` says so.
 
 * `GuardCounters`: validations, blocks per category, and the latencies of the last `LATENCY_WINDOW`
-  validations (for p50/p99).
+  validations (for p50/p99); the counts not yet flushed to the shared hourly counters (`guard_flush`).
 * `RecentValidations`: the text of each recent validation by `validation_id`, so that feedback can name a
   validation instead of sending the text again. Bounded: entries older than `RECENT_TTL` seconds are dropped,
   and the oldest go first once the texts held exceed `RECENT_CHARS` characters in all.
@@ -30,13 +30,21 @@ class GuardCounters:
     latencies_ms: collections.deque[float] = dataclasses.field(
         default_factory=lambda: collections.deque(maxlen=LATENCY_WINDOW)
     )
+    # Counts not yet added to the shared hourly counters (`activity_counts`), by metric name.
+    unflushed: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
 
     def record(self, *, blocked: bool, category: str, latency_ms: float) -> None:
         self.validations += 1
+        self.unflushed["guard_validations"] += 1
         if blocked:
             self.blocks += 1
             self.blocks_by_category[category] += 1
+            self.unflushed[f"guard_blocks_{category}"] += 1
         self.latencies_ms.append(latency_ms)
+
+    def take_unflushed(self) -> collections.Counter[str]:
+        taken, self.unflushed = self.unflushed, collections.Counter()
+        return taken
 
     def latency(self) -> dict[str, float | None]:
         """p50 and p99 (milliseconds) of the recent validations (None before any)."""

@@ -4,19 +4,18 @@
 per (hour, metric) of the batch, so a counter is exact and committed with its entries. Metrics: `entries`
 (every audit entry) and, for policy decisions (`kind: policy_check`), `decisions_allowed`, `decisions_denied`
 and `decisions_approval_required` (a decision that needs a human approval counts there, not as denied).
-Hours are the UTC hour of the receipt time (`YYYY-MM-DDTHH`).
+Hours are the UTC hour of the receipt time (`YYYY-MM-DDTHH`). The prompt guard adds `guard_validations` and
+`guard_blocks_<category>` (`add_counts`, flushed by each process every few seconds).
 """
 
 from __future__ import annotations
 
 import collections
 import json
-from collections.abc import Iterable
-from datetime import timedelta
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from agentgov.storage.database import Connection, Database
-from agentgov.timeutil import now, to_iso
+from agentgov.storage.database import Connection
 
 ENTRIES = "entries"
 DECISION_METRICS = ("decisions_allowed", "decisions_denied", "decisions_approval_required")
@@ -45,27 +44,14 @@ def count_batch(conn: Connection, tenant_id: str, created_at: str, entries: Iter
             metric = _decision_metric(entry.decision)
             if metric is not None:
                 counts[metric] += 1
-    hour = created_at[:13]
+    add_counts(conn, tenant_id, created_at[:13], counts)
+
+
+def add_counts(conn: Connection, tenant_id: str, hour: str, counts: Mapping[str, int]) -> None:
+    """Add `counts` (metric -> n) to the tenant's counters of `hour` (`YYYY-MM-DDTHH`), in `conn`'s transaction."""
     for metric, n in counts.items():
         conn.execute(
             "INSERT INTO activity_counts (tenant_id, hour, metric, n) VALUES (:t, :h, :m, :n)"
             " ON CONFLICT (tenant_id, hour, metric) DO UPDATE SET n = activity_counts.n + excluded.n",
             {"t": tenant_id, "h": hour, "m": metric, "n": n},
         )
-
-
-class ActivityRepo:
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
-    async def last_hours(self, tenant_id: str, hours: int = 24) -> dict[str, int]:
-        """Each metric summed over the current hour and the `hours` - 1 before it (at most `hours` rows each)."""
-        first = to_iso(now() - timedelta(hours=hours - 1))[:13]
-        rows = await self.db.read(
-            lambda c: c.fetchall(
-                "SELECT metric, SUM(n) AS n FROM activity_counts WHERE tenant_id = :t AND hour >= :first"
-                " GROUP BY metric",
-                {"t": tenant_id, "first": first},
-            )
-        )
-        return {row["metric"]: int(row["n"]) for row in rows}

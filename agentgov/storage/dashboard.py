@@ -9,6 +9,7 @@ import collections
 from datetime import timedelta
 from typing import Any
 
+from agentgov.ml.guard.rules import CATEGORIES
 from agentgov.storage.activity import DECISION_METRICS, ENTRIES
 from agentgov.storage.database import Connection, Database
 from agentgov.timeutil import now, to_iso
@@ -78,6 +79,11 @@ class DashboardRepo:
                     )
                 },
                 "discovery": {"candidates": sum(candidates.values()), "by_status": dict(sorted(candidates.items()))},
+                "guard": {
+                    "validations": activity.get("guard_validations", 0),
+                    "blocks": sum(activity.get(f"guard_blocks_{c}", 0) for c in CATEGORIES),
+                    "blocks_by_category": {c: activity.get(f"guard_blocks_{c}", 0) for c in CATEGORIES},
+                },
             }
 
         return await self.db.read(run)
