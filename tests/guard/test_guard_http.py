@@ -54,7 +54,8 @@ async def test_an_attack_is_blocked_with_reasons_naming_what_was_found(client, t
     reasons = body["reasons"]
     assert 'rule ignore_previous_instructions (injection) matched "Ignore all previous instructions"' in reasons
     assert any(r.startswith("rule reveal_system_prompt (leakage)") for r in reasons)
-    assert any(r.startswith("classifier: attack probability") for r in reasons)
+    (classifier,) = [r for r in reasons if r.startswith("classifier: attack probability")]
+    assert 'words weighing most: "' in classifier
     assert body["category"] in ("injection", "leakage") and body["categories"]["injection"] >= body["threshold"]
 
 

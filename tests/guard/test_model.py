@@ -141,3 +141,11 @@ def test_counters_report_latency_percentiles() -> None:
         counters.record(blocked=k % 10 == 0, category="jailbreak", latency_ms=float(k))
     assert counters.validations == 100 and counters.blocks == 10 and counters.blocks_by_category["jailbreak"] == 10
     assert counters.latency() == {"p50": 50.0, "p99": 99.0, "samples": 100}
+
+
+def test_a_classifier_block_names_the_words_weighing_most() -> None:
+    model = default_model()
+    judged = model.assess(TEXTS[0])
+    assert judged.telling_words and set(judged.telling_words) <= set(TEXTS[0].lower().replace(".", "").split())
+    assert model.assess(TEXTS[1]).telling_words == ()  # allowed: nothing to explain
+    assert model.telling_words("!!!") == ()

@@ -142,15 +142,18 @@ class Assessment:
     hits: tuple[RuleHit, ...]
     findings: tuple[Finding, ...]
     chunks: int
+    telling_words: tuple[str, ...] = ()  # the words weighing most towards "attack" (when the classifier blocks)
 
     def reasons(self, threshold: float) -> list[str]:
         """What was found, strongest first: rule hits (rule and fragment), the classifier when it alone is over
-        the threshold, and the obfuscation undone."""
+        the threshold (with the words weighing most), and the obfuscation undone."""
         reasons = [hit.reason() for hit in self.hits]
         if self.classifier_score >= threshold:
+            words = ", ".join(f'"{word}"' for word in self.telling_words)
             reasons.append(
                 f"classifier: attack probability {self.classifier_score:.2f} (threshold {threshold:.2f}), "
                 f"most likely {self.top_category} ({self.categories[self.top_category]:.2f})"
+                + (f"; words weighing most: {words}" if words else "")
             )
         reasons.extend(f"obfuscation: {finding.detail}" for finding in self.findings)
         return reasons
@@ -260,7 +263,20 @@ class GuardModel:
             hits=ordered,
             findings=normalised.findings,
             chunks=len(pieces),
+            telling_words=self.telling_words(pieces[best]) if classifier >= self.threshold else (),
         )
+
+    def telling_words(self, text: str, count: int = 3) -> tuple[str, ...]:
+        """The words of `text` whose own feature (the word alone) weighs most towards "attack" in the model,
+        strongest first; only words that weigh towards it. An explanation, not the whole of the score: the
+        character n-grams and word pairs count too."""
+        words = sorted({gram for gram in _WORD_GRAMS(text) if " " not in gram})
+        if not words:
+            return ()
+        indices, _, _ = _hash_grams([[(word, 1)] for word in words], BUCKETS, np.float64, False, 0)
+        weights = self.attack_coef[BUCKETS + indices] * self.word_idf[indices]
+        ranked = sorted(range(len(words)), key=lambda k: -weights[k])
+        return tuple(words[k] for k in ranked[:count] if weights[k] > 0)
 
     def rule_score(self, hit: RuleHit) -> float:
         """A rule hit on the score's scale: an unquoted hit is over the threshold (a rule blocks on its own:
