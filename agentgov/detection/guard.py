@@ -32,7 +32,7 @@ from agentgov.actors.audit import AppendEntry, audit
 from agentgov.actors.runtime import ActorRef, InvalidMessage
 from agentgov.detection.guard_flush import guard_counters
 from agentgov.detection.lifecycle import DetectorView, FitResult, TrainingData, detector, detector_view
-from agentgov.ml.guard.base import base_examples, default_document, default_model
+from agentgov.ml.guard.base import base_examples, default_document, default_model, default_model_if_loaded
 from agentgov.ml.guard.fit import BENIGN, Example, GuardParams, fit
 from agentgov.ml.guard.model import Assessment, GuardModel
 from agentgov.storage.detectors import DetectorState, ModelVersion
@@ -120,11 +120,18 @@ class ActiveGuard:
     trained_at: str | None
 
 
+async def shipped_model() -> GuardModel:
+    """The shipped default model; read in a worker thread the first time, so the event loop never stalls on
+    its JSON."""
+    loaded = default_model_if_loaded()
+    return loaded if loaded is not None else await trio.to_thread.run_sync(default_model)
+
+
 async def active_guard(services: Services, tenant_id: str) -> ActiveGuard:
     view = await detector_view(services, tenant_id, GUARD)
     if view.model is not None and view.version is not None:
         return ActiveGuard(view.model, view.version, "tenant", view.trained_at)
-    return ActiveGuard(default_model(), DEFAULT_MODEL_VERSION, "default", None)
+    return ActiveGuard(await shipped_model(), DEFAULT_MODEL_VERSION, "default", None)
 
 
 def default_model_label() -> str:

@@ -27,12 +27,13 @@ import trio
 
 from agentgov.actors.runtime import Actor, ActorContext, ActorRef
 from agentgov.actors.ticker import PeriodicTicker
+from agentgov.exports.manifest import Tally
 from agentgov.exports.signing import service_key
 from agentgov.exports.stream import export_chunks
 from agentgov.logs import fields
 from agentgov.storage.audit import ExportFilter
 from agentgov.storage.database import DatabaseError
-from agentgov.storage.exports import ExportJob, ExportJobRepo, ExportRepo
+from agentgov.storage.exports import ExportJob, ExportJobRepo
 from agentgov.timeutil import now, to_iso
 
 if TYPE_CHECKING:
@@ -118,6 +119,7 @@ class ExportJobsActor(Actor[RunJob | _Tick]):
                 async def progress(rows: int) -> None:
                     await repo.progress(job.id, rows)
 
+                tally = Tally()
                 async with await trio.open_file(partial, "wb") as out:
                     async for chunk in export_chunks(
                         svc.db,
@@ -127,19 +129,14 @@ class ExportJobsActor(Actor[RunJob | _Tick]):
                         export_id=job.id,
                         key=service_key(svc.settings),
                         on_page=progress,
+                        tally=tally,
                     ):
                         await out.write(chunk)
                 await trio.Path(partial).rename(target)
-                manifest = await ExportRepo(svc.db).manifest(job.tenant_id, job.id)
-                assert manifest is not None
                 expires = to_iso(now() + timedelta(hours=svc.settings.export_job_ttl_hours))
                 with trio.CancelScope(shield=True):
                     await repo.succeed(
-                        job.id,
-                        rows=manifest["rows"],
-                        size=manifest["bytes"],
-                        sha256=manifest["sha256"],
-                        expires_at=expires,
+                        job.id, rows=tally.rows, size=tally.size, sha256=tally.digest.hexdigest(), expires_at=expires
                     )
             if scope.cancelled_caught:
                 error = STOPPED

@@ -7,7 +7,8 @@ first and last sequence, the size and the SHA-256 of the bytes; after the last c
 (`manifest.build_manifest`) and stores it under `export_id`. Raises `DatabaseError` if a page cannot be read
 (the caller has usually started answering by then: the response is cut, never completed wrongly, and no
 manifest is stored). Cancellation (the client went away) stops it between pages, without a manifest.
-`on_page(rows so far)` is awaited after each page (an export job records its progress there).
+`on_page(rows so far)` is awaited after each page (an export job records its progress there); a caller that
+needs the figures afterwards passes its own `tally`.
 """
 
 from __future__ import annotations
@@ -36,10 +37,11 @@ async def export_chunks(
     key: Ed25519PrivateKey,
     page_size: int = PAGE_SIZE,
     on_page: Callable[[int], Awaitable[None]] | None = None,
+    tally: Tally | None = None,
 ) -> AsyncIterator[bytes]:
     encoder = Encoder(fmt)
     repo = AuditRepo(db)
-    tally = Tally()
+    tally = Tally() if tally is None else tally
     head = await repo.head(tenant_id)
 
     def emit(text: str) -> bytes:

@@ -3,7 +3,8 @@
 `count_batch` is called by the audit writer inside the transaction that inserts a batch of entries: one upsert
 per (hour, metric) of the batch, so a counter is exact and committed with its entries. Metrics: `entries`
 (every audit entry) and, for policy decisions (`kind: policy_check`), `decisions_allowed`, `decisions_denied`
-and `decisions_approval_required` (a decision that needs a human approval counts there, not as denied).
+and `decisions_approval_required` (an allowed decision waiting for a human approval counts there), read from
+the entry's `is_approved` as the check path records it (no decision JSON is parsed).
 Hours are the UTC hour of the receipt time (`YYYY-MM-DDTHH`). The prompt guard adds `guard_validations` and
 `guard_blocks_<category>` (`add_counts`, flushed by each process every few seconds).
 """
@@ -11,7 +12,6 @@ Hours are the UTC hour of the receipt time (`YYYY-MM-DDTHH`). The prompt guard a
 from __future__ import annotations
 
 import collections
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -19,20 +19,8 @@ from agentgov.storage.database import Connection
 
 ENTRIES = "entries"
 DECISION_METRICS = ("decisions_allowed", "decisions_denied", "decisions_approval_required")
-
-
-def _decision_metric(decision_json: str | None) -> str | None:
-    if not decision_json:
-        return None
-    try:
-        decision = json.loads(decision_json)
-    except ValueError:
-        return None
-    if not isinstance(decision, dict):
-        return None
-    if decision.get("required_approval"):
-        return "decisions_approval_required"
-    return "decisions_allowed" if decision.get("allowed") else "decisions_denied"
+# A policy decision's `is_approved`: True allowed, False denied, None allowed pending a human approval.
+_DECISION_OUTCOMES = {True: DECISION_METRICS[0], False: DECISION_METRICS[1], None: DECISION_METRICS[2]}
 
 
 def count_batch(conn: Connection, tenant_id: str, created_at: str, entries: Iterable[Any]) -> None:
@@ -40,10 +28,8 @@ def count_batch(conn: Connection, tenant_id: str, created_at: str, entries: Iter
     counts: collections.Counter[str] = collections.Counter()
     for entry in entries:
         counts[ENTRIES] += 1
-        if entry.kind == "policy_check":
-            metric = _decision_metric(entry.decision)
-            if metric is not None:
-                counts[metric] += 1
+        if entry.kind == "policy_check":  # the check path records the outcome in `is_approved`
+            counts[_DECISION_OUTCOMES[entry.is_approved]] += 1
     add_counts(conn, tenant_id, created_at[:13], counts)
 
 

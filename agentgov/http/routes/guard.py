@@ -25,6 +25,7 @@ from agentgov.detection.guard import (
     ValidationRequest,
     active_guard,
     default_model_label,
+    shipped_model,
     validate,
 )
 from agentgov.http.auth import Scheme, authorize, principal, public, services, tenant_id
@@ -45,7 +46,7 @@ from agentgov.http.errors import ApiError
 from agentgov.http.ids import parse_uuid
 from agentgov.http.schemas import Page, RequestModel
 from agentgov.http.validation import json_body, parse_model, query
-from agentgov.ml.guard.base import default_document, default_model
+from agentgov.ml.guard.base import default_document
 from agentgov.ml.guard.model import CHUNK_CHARS
 from agentgov.ml.guard.rules import CATEGORIES, RULES
 from agentgov.security.principal import Principal
@@ -148,7 +149,7 @@ class SettingsOut(BaseModel):
 async def health() -> dict[str, Any]:
     """Liveness and configuration of the guard: the default model loaded, its version and threshold, limits.
     Nothing tenant-specific."""
-    model = default_model()
+    model = await shipped_model()
     return {
         "status": "ok",
         "default_model": {
@@ -279,7 +280,7 @@ async def detector_metrics() -> dict[str, Any]:
     text scored by a model fitted without its source) and on the tenant's feedback (scored out of fold when
     it was trained on)."""
     svc, tid = services(), tenant_id()
-    guard = await active_guard(svc, tid)
+    guard = await active_guard(svc, tid)  # the default model read: its document is cached
     if guard.source == "default":
         metrics = default_document()["metrics"]
     else:

@@ -54,7 +54,17 @@ def default_document() -> dict[str, Any]:
     return document
 
 
-@functools.cache
+_default: GuardModel | None = None
+
+
 def default_model() -> GuardModel:
-    """The shipped default model (read once per process)."""
-    return GuardModel.from_document(default_document()["model"])
+    """The shipped default model, read once per process (about 150 ms of JSON the first time: call it from a
+    worker thread when that matters, `default_model_if_loaded` tells)."""
+    global _default
+    if _default is None:
+        _default = GuardModel.from_document(default_document()["model"])
+    return _default
+
+
+def default_model_if_loaded() -> GuardModel | None:
+    return _default
