@@ -96,7 +96,3 @@ class Encoder:
         if self.format == "json":
             return "\n]\n" if self._rows else "]\n"
         return ""
-
-    @property
-    def rows(self) -> int:
-        return self._rows

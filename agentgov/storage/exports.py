@@ -37,8 +37,7 @@ class ExportRepo:
         return None if raw is None else dict(json.loads(raw))
 
 
-QUEUED, RUNNING, SUCCEEDED, FAILED, EXPIRED = "queued", "running", "succeeded", "failed", "expired"
-LIVE = (QUEUED, RUNNING)
+QUEUED, SUCCEEDED, EXPIRED = "queued", "succeeded", "expired"
 ORPHANED = "the process writing this export stopped before it finished; start a new export"
 
 
