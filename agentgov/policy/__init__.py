@@ -10,7 +10,8 @@ Pure and synchronous (no trio, no I/O). Typical use by the per-tenant policy act
 
 Modules: :mod:`.schema` (entity model and Cedar schema), :mod:`.annotations`, :mod:`.document` (validation),
 :mod:`.request` (Cedar request building), :mod:`.engine` (compiled sets, evaluation, ``canary_ok``),
-:mod:`.decision`, :mod:`.risk`, :mod:`.templates`, :mod:`.errors`.
+:mod:`.decision`, :mod:`.risk`, :mod:`.templates` (with :mod:`.template_model` and :mod:`.template_cedar`),
+:mod:`.errors`.
 """
 
 from .annotations import SEVERITIES
@@ -21,7 +22,8 @@ from .errors import InvalidRequestError, PolicyError, PolicyValidationError, Pro
 from .request import AgentAttributes
 from .risk import RiskAssessment, RiskFactor, assess_risk
 from .schema import describe_context
-from .templates import TEMPLATES, PolicyTemplate, get_template
+from .template_model import PolicyTemplate
+from .templates import TEMPLATES, get_template
 
 __all__ = [
     "SEVERITIES",

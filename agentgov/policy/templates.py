@@ -20,196 +20,24 @@ is deny, add ``allow-active-agents`` (or your own permits) so anything is allowe
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
-from .annotations import SEVERITIES
-from .cedar_text import like_any, long_set, string_literal, string_set
-from .errors import TemplateParameterError
 from .schema import AGENT_STATUSES, AGENT_TYPES, RISK_SCALE
-
-ParamType = Literal["string", "integer", "string_list", "integer_list", "severity", "policy_id"]
-_POLICY_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,100}")
-
-
-@dataclass(frozen=True, slots=True)
-class TemplateParameter:
-    """A template parameter. ``choices`` restricts string (or string-list item) values; ``minimum`` and
-    ``maximum`` bound integers (or integer-list items)."""
-
-    name: str
-    type: ParamType
-    default: Any
-    description: str
-    choices: tuple[str, ...] | None = None
-    minimum: int | None = None
-    maximum: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": self.name,
-            "type": self.type,
-            "default": list(self.default) if isinstance(self.default, tuple) else self.default,
-            "description": self.description,
-        }
-        if self.type == "severity":
-            out["choices"] = list(SEVERITIES)
-        elif self.choices is not None:
-            out["choices"] = list(self.choices)
-        if self.minimum is not None:
-            out["minimum"] = self.minimum
-        if self.maximum is not None:
-            out["maximum"] = self.maximum
-        return out
-
-    def check(self, template_id: str, value: Any) -> Any:
-        """Return ``value`` normalised (lists -> tuples); raise :class:`TemplateParameterError` if invalid."""
-
-        def fail(expected: str) -> TemplateParameterError:
-            return TemplateParameterError(
-                f"template '{template_id}': parameter '{self.name}' must be {expected}, got {value!r}"
-            )
-
-        if self.type in ("string", "severity", "policy_id"):
-            if not isinstance(value, str) or not value:
-                raise fail("a non-empty string")
-            if self.type == "severity" and value not in SEVERITIES:
-                raise fail("one of " + ", ".join(SEVERITIES))
-            if self.type == "policy_id" and not _POLICY_ID_RE.fullmatch(value):
-                raise fail("an id of letters, digits and . _ : - (starting with a letter or digit)")
-            if self.choices is not None and value not in self.choices:
-                raise fail("one of " + ", ".join(self.choices))
-            return value
-        if self.type == "integer":
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise fail("an integer")
-            self._check_range(value, fail)
-            return value
-        if not isinstance(value, list | tuple) or not value:
-            raise fail("a non-empty list")
-        if self.type == "string_list":
-            if not all(isinstance(v, str) and v for v in value):
-                raise fail("a list of non-empty strings")
-            if self.choices is not None and not set(value) <= set(self.choices):
-                raise fail("a list of " + ", ".join(self.choices))
-            return tuple(value)
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-            raise fail("a list of integers")
-        for v in value:
-            self._check_range(v, fail)
-        return tuple(value)
-
-    def _check_range(self, value: int, fail: Callable[[str], TemplateParameterError]) -> None:
-        if (self.minimum is not None and value < self.minimum) or (self.maximum is not None and value > self.maximum):
-            if self.minimum is not None and self.maximum is not None:
-                raise fail(f"within {self.minimum}..{self.maximum}")
-            raise fail(f"at least {self.minimum}" if self.minimum is not None else f"at most {self.maximum}")
-
-
-@dataclass(frozen=True, slots=True)
-class TemplateExample:
-    """A check request and the decision it yields with the template rendered from its defaults.
-
-    ``default_allow`` is the tenant default used for the example; ``now`` fixes ``context.hour`` and
-    ``context.weekday``.
-    """
-
-    description: str
-    agent: Mapping[str, Any]
-    action: str
-    resource: str
-    context: Mapping[str, Any]
-    allowed: bool
-    required_approval: bool
-    severity: str | None
-    default_allow: bool = False
-    now: datetime = field(default_factory=lambda: datetime(2024, 6, 5, 11, 0, tzinfo=UTC))  # a Wednesday
-    anomaly_score: float | None = None  # the detector's score of the action (None: no model active)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "description": self.description,
-            "request": {
-                "agent": dict(self.agent),
-                "action": self.action,
-                "resource": self.resource,
-                "context": dict(self.context),
-                "evaluated_at": self.now.isoformat(),
-                "tenant_default": "allow" if self.default_allow else "deny",
-                "anomaly_score": self.anomaly_score,
-            },
-            "decision": {
-                "allowed": self.allowed,
-                "required_approval": self.required_approval,
-                "severity": self.severity,
-            },
-        }
-
-
-Renderer = Callable[[Mapping[str, Any]], str]
-
-
-@dataclass(frozen=True, slots=True)
-class PolicyTemplate:
-    """A parameterised Cedar policy document. Render with :meth:`render`."""
-
-    id: str
-    name: str
-    description: str
-    parameters: tuple[TemplateParameter, ...]
-    examples: tuple[TemplateExample, ...]
-    renderer: Renderer = field(repr=False)
-
-    def resolve(self, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Defaults overlaid with ``params``, checked. Raises :class:`TemplateParameterError` for an unknown
-        parameter name or an invalid value."""
-        params = dict(params or {})
-        known = {p.name for p in self.parameters}
-        unknown = sorted(set(params) - known)
-        if unknown:
-            raise TemplateParameterError(
-                f"template '{self.id}': unknown parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
-            )
-        return {p.name: p.check(self.id, params.get(p.name, p.default)) for p in self.parameters}
-
-    def render(self, params: Mapping[str, Any] | None = None) -> str:
-        """Cedar text of the policy document for ``params`` (defaults for missing ones).
-
-        Raises :class:`TemplateParameterError` for invalid parameters. The output always validates against the
-        agentgov schema (tested for the defaults).
-        """
-        return self.renderer(self.resolve(params))
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready description for ``GET /policies/templates``, with the Cedar text for the defaults."""
-        return {
-            "id": self.id,
-            "name": self.name,
-            "description": self.description,
-            "parameters": [p.to_dict() for p in self.parameters],
-            "cedar": self.render(),
-            "examples": [e.to_dict() for e in self.examples],
-        }
-
-
-def _header(p: Mapping[str, Any], reason: str, *, suffix: str = "", approval: bool = False) -> str:
-    lines = [f"@id({string_literal(p['policy_id'] + suffix)})", f"@severity({string_literal(p['severity'])})"]
-    lines.append(f"@reason({string_literal(reason)})")
-    if approval:
-        lines.append('@requires_approval("true")')
-    return "\n".join(lines)
-
-
-def _when(*conditions: str) -> str:
-    return "when {\n  " + " &&\n  ".join(c for c in conditions if c) + "\n}"
-
-
-def _actions(patterns: tuple[str, ...]) -> str:
-    """Condition on ``context.action``; empty (no condition) when the patterns match everything."""
-    return "" if "*" in patterns else like_any("context.action", patterns)
+from .template_cedar import (
+    render_allow_active,
+    render_anomalous,
+    render_business_hours,
+    render_capability,
+    render_destructive_shell,
+    render_destructive_sql,
+    render_external_network,
+    render_high_risk,
+    render_payment_approval,
+    render_pii_consent,
+    render_unhealthy,
+)
+from .template_model import PolicyTemplate, TemplateExample, TemplateParameter
 
 
 def _common(template_id: str, severity: str) -> tuple[TemplateParameter, ...]:
@@ -232,152 +60,6 @@ _ACTIVE_TOOL = {**_ACTIVE_LLM, "name": "web-fetcher", "type": "tool", "capabilit
 
 def _agent(**changes: Any) -> dict[str, Any]:
     return {**_ACTIVE_LLM, **changes}
-
-
-def _render_destructive_shell(p: Mapping[str, Any]) -> str:
-    return (
-        _header(p, "Destructive shell commands are blocked")
-        + "\nforbid (principal, action, resource)\n"
-        + _when(
-            _actions(p["action_patterns"]),
-            "context has command",
-            like_any("context.command", p["command_patterns"]),
-        )
-        + ";\n"
-    )
-
-
-def _render_destructive_sql(p: Mapping[str, Any]) -> str:
-    by_query = " && ".join(
-        c
-        for c in (
-            _actions(p["action_patterns"]),
-            "context has query",
-            like_any("context.query", p["query_patterns"]),
-        )
-        if c
-    )
-    condition = f"{like_any('context.action', p['destructive_actions'])} ||\n  ({by_query})"
-    return (
-        _header(p, "Destructive SQL is blocked") + "\nforbid (principal, action, resource)\n" + _when(condition) + ";\n"
-    )
-
-
-def _render_pii_consent(p: Mapping[str, Any]) -> str:
-    return (
-        _header(p, "Exporting personal data requires the subject's consent")
-        + ("\nforbid (principal, action, resource)\n")
-        + _when(
-            _actions(p["action_patterns"]),
-            "context has pii",
-            "context.pii == true",
-            "!(context has consent && context.consent == true)",
-        )
-        + ";\n"
-    )
-
-
-def _render_payment_approval(p: Mapping[str, Any]) -> str:
-    t = p["threshold"]
-    actions = _actions(p["action_patterns"])
-    within = (
-        f'@id({string_literal(p["policy_id"] + ".within-limit")})\n@severity("low")\n'
-        f"@reason({string_literal(f'Payments up to {t} are allowed without approval')})\n"
-        "permit (principal, action, resource)\n"
-        + _when(actions, "context has amount", f"context.amount <= {t}")
-        + ";\n"
-    )
-    above = (
-        _header(
-            p,
-            f"Payments above {t}, or without an amount, need human approval",
-            suffix=".approval",
-            approval=True,
-        )
-        + "\npermit (principal, action, resource)\n"
-        + _when(actions, f"(if context has amount then context.amount > {t} else true)")
-        + ";\n"
-    )
-    return within + "\n" + above
-
-
-def _render_unhealthy(p: Mapping[str, Any]) -> str:
-    return (
-        _header(p, "Agents in status " + "/".join(p["statuses"]) + " may not act")
-        + ("\nforbid (principal, action, resource)\n")
-        + _when(f"{string_set(p['statuses'])}.contains(principal.status)")
-        + ";\n"
-    )
-
-
-def _render_capability(p: Mapping[str, Any]) -> str:
-    cap = p["capability"]
-    return (
-        _header(p, f"This action requires the '{cap}' capability")
-        + ("\nforbid (principal, action, resource)\n")
-        + _when(_actions(p["action_patterns"]), f"!principal.capabilities.contains({string_literal(cap)})")
-        + ";\n"
-    )
-
-
-def _render_business_hours(p: Mapping[str, Any]) -> str:
-    start, end = p["start_hour"], p["end_hour"]
-    if start >= end:
-        raise TemplateParameterError(
-            f"template 'business-hours-only': start_hour ({start}) must be before end_hour ({end})"
-        )
-    outside = (
-        f"(context.hour < {start} || context.hour >= {end} || !{long_set(p['weekdays'])}.contains(context.weekday))"
-    )
-    return (
-        _header(p, f"Only allowed on business days between {start}:00 and {end}:00")
-        + ("\nforbid (principal, action, resource)\n")
-        + _when(_actions(p["action_patterns"]), outside)
-        + ";\n"
-    )
-
-
-def _render_high_risk(p: Mapping[str, Any]) -> str:
-    bp = p["max_risk_bp"]
-    return (
-        _header(p, f"Agents with a risk score of {bp / RISK_SCALE:.2f} or more are blocked")
-        + ("\nforbid (principal, action, resource)\n")
-        + _when("principal has risk_score", f"principal.risk_score >= {bp}")
-        + ";\n"
-    )
-
-
-def _render_anomalous(p: Mapping[str, Any]) -> str:
-    bp = p["min_anomaly_bp"]
-    return (
-        _header(p, f"The anomaly detector scores this action {bp / RISK_SCALE:.2f} or more for this agent")
-        + "\nforbid (principal, action, resource)\n"
-        + _when(_actions(p["action_patterns"]), f"context has anomaly_score && context.anomaly_score >= {bp}")
-        + ";\n"
-    )
-
-
-def _render_external_network(p: Mapping[str, Any]) -> str:
-    external = (
-        '((context has network_zone && context.network_zone == "external") ||\n'
-        f"   ({string_set(p['url_kinds'])}.contains(resource.kind) &&\n"
-        '    !(context has network_zone && context.network_zone == "internal")))'
-    )
-    return (
-        _header(p, "Tool agents may not reach external networks")
-        + ("\nforbid (principal, action, resource)\n")
-        + _when(f"{string_set(p['agent_types'])}.contains(principal.type)", external)
-        + ";\n"
-    )
-
-
-def _render_allow_active(p: Mapping[str, Any]) -> str:
-    return (
-        _header(p, "Active agents may act unless another policy forbids it")
-        + ("\npermit (principal, action, resource)\n")
-        + _when('principal.status == "active"')
-        + ";\n"
-    )
 
 
 def _patterns(default: tuple[str, ...], what: str = "action names") -> TemplateParameter:
@@ -437,7 +119,7 @@ TEMPLATES: tuple[PolicyTemplate, ...] = (
                 default_allow=True,
             ),
         ),
-        renderer=_render_destructive_shell,
+        renderer=render_destructive_shell,
     ),
     PolicyTemplate(
         id="block-destructive-sql",
@@ -500,7 +182,7 @@ TEMPLATES: tuple[PolicyTemplate, ...] = (
                 default_allow=True,
             ),
         ),
-        renderer=_render_destructive_sql,
+        renderer=render_destructive_sql,
     ),
     PolicyTemplate(
         id="pii-export-requires-consent",
@@ -531,7 +213,7 @@ TEMPLATES: tuple[PolicyTemplate, ...] = (
                 default_allow=True,
             ),
         ),
-        renderer=_render_pii_consent,
+        renderer=render_pii_consent,
     ),
     PolicyTemplate(
         id="payment-approval",
@@ -572,7 +254,7 @@ TEMPLATES: tuple[PolicyTemplate, ...] = (
                 "low",
             ),
         ),
-        renderer=_render_payment_approval,
+        renderer=render_payment_approval,
     ),
     PolicyTemplate(
         id="deny-unhealthy-agents",
@@ -600,7 +282,7 @@ TEMPLATES: tuple[PolicyTemplate, ...] = (
                 "high",
             ),
         ),
-        renderer=_render_unhealthy,
+        renderer=render_unhealthy,
     ),
     PolicyTemplate(
         id="capability-required",
@@ -634,7 +316,7 @@ TEMPLATES: tuple[PolicyTemplate, ...] = (
                 default_allow=True,
             ),
         ),
-        renderer=_render_capability,
+        renderer=render_capability,
     ),
     PolicyTemplate(
         id="business-hours-only",
@@ -680,7 +362,7 @@ TEMPLATES: tuple[PolicyTemplate, ...] = (
                 default_allow=True,
             ),
         ),
-        renderer=_render_business_hours,
+        renderer=render_business_hours,
     ),
     PolicyTemplate(
         id="deny-high-risk-agents",
@@ -721,7 +403,7 @@ TEMPLATES: tuple[PolicyTemplate, ...] = (
                 default_allow=True,
             ),
         ),
-        renderer=_render_high_risk,
+        renderer=render_high_risk,
     ),
     PolicyTemplate(
         id="block-anomalous-actions",
@@ -778,7 +460,7 @@ TEMPLATES: tuple[PolicyTemplate, ...] = (
                 default_allow=True,
             ),
         ),
-        renderer=_render_anomalous,
+        renderer=render_anomalous,
     ),
     PolicyTemplate(
         id="no-external-network-for-tools",
@@ -818,7 +500,7 @@ TEMPLATES: tuple[PolicyTemplate, ...] = (
                 default_allow=True,
             ),
         ),
-        renderer=_render_external_network,
+        renderer=render_external_network,
     ),
     PolicyTemplate(
         id="allow-active-agents",
@@ -841,7 +523,7 @@ TEMPLATES: tuple[PolicyTemplate, ...] = (
                 None,
             ),
         ),
-        renderer=_render_allow_active,
+        renderer=render_allow_active,
     ),
 )
 
