@@ -7,10 +7,10 @@ Interface used by other modules::
     agent = await ref.ask(Heartbeat(agent_id, status="error"))
         # -> the updated Agent; AgentNotFound, or ValueError if status is not active|inactive|error
 
-The other messages (all declared below) are `RegisterAgent`, `UpdateAgent`, `DeleteAgent`, `ListAgents`,
-`SearchAgents`, `GetAgentDetails` and `SetRiskScore`. Invalid input in a message raises `ValueError`
-(the HTTP layer validates first, so this only guards other callers). `ask` also raises the runtime's
-`MailboxFull` / `ActorStopped`, and storage's `DatabaseError`.
+The other messages (declared in `agentgov.actors.registry_messages`, re-exported here) are `RegisterAgent`,
+`UpdateAgent`, `DeleteAgent`, `ListAgents`, `SearchAgents`, `GetAgentDetails` and `SetRiskScore`. Invalid
+input in a message raises `ValueError` (the HTTP layer validates first, so this only guards other callers).
+`ask` also raises the runtime's `MailboxFull` / `ActorStopped`, and storage's `DatabaseError`.
 
 State. The database is the source of truth for agents: reads go to it, so several processes sharing one
 database see each other's changes. The exception is the agent lookup: `GetAgent` answers from, and
@@ -50,7 +50,23 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from agentgov.actors.runtime import Actor, ActorContext, ActorRef, InvalidMessage, Request
+from agentgov.actors.registry_messages import (
+    AgentDetails,
+    AgentNotFound,
+    AgentPage,
+    DeleteAgent,
+    GetAgent,
+    GetAgentDetails,
+    Heartbeat,
+    ListAgents,
+    RegisterAgent,
+    RegistryMessage,
+    SearchAgents,
+    SearchHit,
+    SetRiskScore,
+    UpdateAgent,
+)
+from agentgov.actors.runtime import Actor, ActorContext, ActorRef, InvalidMessage
 from agentgov.ml.agent_type import default_type_classifier
 from agentgov.ml.embedding import (
     Embedder,
@@ -64,10 +80,8 @@ from agentgov.ml.embedding.index import VectorIndex
 from agentgov.storage.agents import (
     AGENT_STATUSES,
     AGENT_TYPES,
-    ActivityCounts,
     Agent,
     AgentRepo,
-    EmbeddingSummary,
     StoredEmbedding,
 )
 from agentgov.storage.database import IntegrityError
@@ -86,135 +100,6 @@ RETRY_DELAY = 2.0
 UPDATABLE_FIELDS = frozenset({"name", "type", "description", "capabilities", "owner", "metadata", "status"})
 _TEXT_FIELDS = frozenset({"name", "type", "description", "capabilities", "owner"})
 _DAY = timedelta(days=1)
-
-
-class AgentNotFound(Exception):
-    """No agent with this id in this tenant."""
-
-    def __init__(self, agent_id: str) -> None:
-        super().__init__(f"agent {agent_id} not found")
-        self.agent_id = agent_id
-
-
-# ------------------------------------------------------------------------------------------- messages
-
-
-@dataclasses.dataclass(frozen=True)
-class RegisterAgent(Request[Agent]):
-    """Register a new agent (status `active` unless given) -> `Agent`."""
-
-    name: str
-    type: str
-    description: str = ""
-    capabilities: tuple[str, ...] = ()
-    owner: str | None = None
-    metadata: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    status: str = "active"
-    #: Register under this id (a UUID string) instead of a fresh one. Idempotent: if the tenant already
-    #: has an agent with this id, that agent is returned unchanged (so a retried registration cannot
-    #: create a second agent).
-    agent_id: str | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class GetAgent(Request[Agent]):
-    """-> `Agent`; raises `AgentNotFound`."""
-
-    agent_id: str
-
-
-@dataclasses.dataclass(frozen=True)
-class Heartbeat(Request[Agent]):
-    """Record a heartbeat, optionally with a new status -> the updated `Agent`.
-
-    Raises `AgentNotFound`, or `ValueError` when `status` is not one of active, inactive, error.
-    """
-
-    agent_id: str
-    status: str | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class UpdateAgent(Request[Agent]):
-    """Change some fields (keys of `UPDATABLE_FIELDS`) -> the updated `Agent`; raises `AgentNotFound`."""
-
-    agent_id: str
-    changes: Mapping[str, Any]
-
-
-@dataclasses.dataclass(frozen=True)
-class DeleteAgent(Request[None]):
-    """Delete the agent and its embedding -> None; raises `AgentNotFound`."""
-
-    agent_id: str
-
-
-@dataclasses.dataclass(frozen=True)
-class ListAgents(Request["AgentPage"]):
-    """A page of agents, oldest first -> `AgentPage`."""
-
-    agent_type: str | None = None
-    status: str | None = None
-    limit: int = 50
-    offset: int = 0
-
-
-@dataclasses.dataclass(frozen=True)
-class SearchAgents(Request[list["SearchHit"]]):
-    """Rank the tenant's agents by meaning against `query` -> up to `limit` `SearchHit`s, best first."""
-
-    query: str
-    limit: int = 10
-
-
-@dataclasses.dataclass(frozen=True)
-class GetAgentDetails(Request["AgentDetails"]):
-    """-> `AgentDetails`; raises `AgentNotFound`."""
-
-    agent_id: str
-
-
-@dataclasses.dataclass(frozen=True)
-class SetRiskScore(Request[Agent]):
-    """Store the agent's current risk score (0..1, or None to clear) -> the updated `Agent`."""
-
-    agent_id: str
-    risk_score: float | None
-
-
-RegistryMessage = (
-    RegisterAgent
-    | GetAgent
-    | Heartbeat
-    | UpdateAgent
-    | DeleteAgent
-    | ListAgents
-    | SearchAgents
-    | GetAgentDetails
-    | SetRiskScore
-)
-
-
-# -------------------------------------------------------------------------------------------- replies
-
-
-@dataclasses.dataclass(frozen=True)
-class AgentPage:
-    items: list[Agent]
-    total: int
-
-
-@dataclasses.dataclass(frozen=True)
-class SearchHit:
-    agent: Agent
-    score: float
-
-
-@dataclasses.dataclass(frozen=True)
-class AgentDetails:
-    agent: Agent
-    embedding: EmbeddingSummary
-    activity: ActivityCounts
 
 
 # ------------------------------------------------------------------------------------- pure helpers
