@@ -30,7 +30,7 @@ from agentgov.actors.runtime import ActorStopped, MailboxFull
 from agentgov.audit_chain import canonical_json
 from agentgov.detection.anomaly import anomaly_scorer, scoring_view
 from agentgov.ids import random_uuid
-from agentgov.logs import fields
+from agentgov.logs import fields, request_id_var
 from agentgov.policy import AgentAttributes, Decision
 from agentgov.storage.agents import Agent
 from agentgov.storage.audit import PendingEntry
@@ -206,6 +206,7 @@ async def record_decision(
         is_approved=None if pending_approval else decision.allowed,
         decision=canonical_json(result.audit_record()),
         dedup_key=None,
+        request_id=request_id_var.get(),
     )
     ref = audit(services, tenant_id)
     if services.settings.decision_log == "async":

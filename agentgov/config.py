@@ -13,6 +13,8 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
+from agentgov.siem.settings import SiemConfigError, SiemSettings
+
 DEFAULT_WEBHOOK_SECRET = "change-me-webhook-secret"
 DEFAULT_JWT_SECRET = "change-me-jwt-secret"
 DEFAULT_ADMIN_KEY = "change-me-admin-key"
@@ -166,6 +168,7 @@ class Settings:
     public_base_url: str = ""
     sso: SsoSettings = dataclasses.field(default_factory=SsoSettings)
     detectors: DetectorSettings = dataclasses.field(default_factory=DetectorSettings)
+    siem: SiemSettings = dataclasses.field(default_factory=SiemSettings)
     warnings: tuple[str, ...] = ()
 
     @property
@@ -229,6 +232,7 @@ class Settings:
             "public_base_url": env.get("PUBLIC_BASE_URL", "").rstrip("/"),
             "sso": SsoSettings.from_env(env),
             "detectors": DetectorSettings.from_env(env),
+            "siem": _siem(env),
         }
         for name, default in _DEFAULT_SECRETS.items():
             value = env.get(name, "")
@@ -272,6 +276,13 @@ def _export_signing_key(env: Mapping[str, str], environment: str, warnings: list
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     return value
+
+
+def _siem(env: Mapping[str, str]) -> SiemSettings:
+    try:
+        return SiemSettings.from_env(env)
+    except SiemConfigError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _audit_secret(env: Mapping[str, str], environment: str) -> str:

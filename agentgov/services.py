@@ -16,6 +16,7 @@ from agentgov.actors.runtime import ActorSystem
 from agentgov.config import Settings
 from agentgov.detection.guard_memory import GuardMemory
 from agentgov.security.tokens import TokenService
+from agentgov.siem.outbox import LocalCounts
 from agentgov.storage.cache import Cache
 from agentgov.storage.database import Database
 from agentgov.storage.identity import IdentityRepo
@@ -36,6 +37,8 @@ class Services:
     instance_id: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex)
     # The prompt guard's per-process counters and recent validations (written in the event loop only).
     guard: GuardMemory = dataclasses.field(default_factory=GuardMemory)
+    # SIEM events this process could not hand to its outbox writer (counted in `GET /siem/status`).
+    siem: LocalCounts = dataclasses.field(default_factory=LocalCounts)
 
     def __post_init__(self) -> None:
         self.identity = IdentityRepo(self.db)

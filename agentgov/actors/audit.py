@@ -65,7 +65,7 @@ from outcome import Error, Value
 from agentgov.actors.runtime import Actor, ActorContext, ActorRef, Outcome, Rejected, Request
 from agentgov.audit_chain import ChainHead, canonical_json
 from agentgov.detection.anomaly import ScoringBacklog, prescore, score_committed
-from agentgov.logs import fields
+from agentgov.logs import fields, request_id_var
 from agentgov.storage.audit import (
     AuditEntry,
     BatchResult,
@@ -132,6 +132,8 @@ class AppendEntry(Request[AuditEntry]):
     decision: dict[str, Any] | None = None
     dedup_key: str | None = None
     occurred_at: datetime | None = None  # the event time (timezone-aware); None: the receipt time
+    # The API request that asked for the entry: by default the one being served by the task building it.
+    request_id: str | None = dataclasses.field(default_factory=request_id_var.get)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -199,6 +201,7 @@ def prepare(message: AppendEntry) -> PendingEntry:
         decision=_json_text(message.decision, "decision", dict),
         dedup_key=message.dedup_key,
         occurred_at=None if occurred is None else to_iso(occurred),
+        request_id=message.request_id,
     )
 
 

@@ -52,6 +52,8 @@ from agentgov.actors.notifier import Publish, notifier
 from agentgov.actors.runtime import Actor, ActorContext, ActorRef, ActorStopped, InvalidMessage, MailboxFull, Request
 from agentgov.actors.ticker import SelfTicker
 from agentgov.logs import fields
+from agentgov.siem import outbox as siem
+from agentgov.siem.events import approval_event
 from agentgov.storage.hitl import (
     APPROVED,
     EXPIRED,
@@ -314,6 +316,7 @@ class HitlActor(Actor[HitlMessage]):
         return await self.repo.get(self.tenant_id, record.id) or record
 
     def _publish(self, event: str, record: ApprovalRequest) -> None:
+        siem.record(self.services, approval_event(record))
         try:
             notifier(self.services, self.tenant_id).tell(Publish(event, record.to_public()))
         except (MailboxFull, ActorStopped) as exc:

@@ -44,7 +44,7 @@ from typing import Any, Generic, TypeVar, overload
 import trio
 from outcome import Error, Outcome, Value
 
-from agentgov.logs import fields
+from agentgov.logs import fields, request_id_var
 
 log = logging.getLogger("agentgov.actors")
 
@@ -98,6 +98,9 @@ class ActorCrashed(ActorError):
 class _Envelope:
     message: Any
     reply: trio.MemorySendChannel[Outcome] | None
+    # The API request being served by the sender (`tell`/`ask` run in its task): set while the message is
+    # handled alone, so the actor's log lines and the events it records name the request.
+    request_id: str | None = dataclasses.field(default_factory=request_id_var.get)
 
 
 R = TypeVar("R")
@@ -449,6 +452,7 @@ class ActorSystem:
             await self._handle(cell, actor, batch)
 
     async def _handle(self, cell: _Cell, actor: Actor[Any], batch: list[_Envelope]) -> None:
+        request_id_var.set(batch[0].request_id if len(batch) == 1 else None)
         try:
             outcomes = await actor.handle_batch([e.message for e in batch])
             if len(outcomes) != len(batch):

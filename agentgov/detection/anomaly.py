@@ -45,6 +45,8 @@ from agentgov.detection.lifecycle import (
 from agentgov.logs import fields
 from agentgov.ml.anomaly import ActionEvent, AnomalyModel, AnomalyParams, AnomalyScore, Scorer, fit
 from agentgov.ml.anomaly.records import reasoning_text
+from agentgov.siem import outbox as siem
+from agentgov.siem.events import anomaly_event
 from agentgov.storage.anomalies import AnomalyRepo, AnomalyReport, NewReport
 from agentgov.storage.audit import AuditEntry, PendingEntry
 from agentgov.storage.database import DatabaseError, Row
@@ -408,6 +410,7 @@ class AnomalyScorerActor(Actor[ScorerMessage]):
     def _published(self, stored: list[AnomalyReport]) -> None:
         self.counters.flagged += len(stored)
         for report in stored:
+            siem.record(self.services, anomaly_event(report))
             try:
                 notifier(self.services, self.tenant_id).tell(Publish("anomaly.detected", report.to_public()))
             except (MailboxFull, ActorStopped) as exc:

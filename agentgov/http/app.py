@@ -28,6 +28,7 @@ from agentgov.http.routes import (
     guard,
     hitl,
     policies,
+    siem,
     sso,
     stats,
     system,
@@ -38,6 +39,7 @@ from agentgov.http.routes import (
 )
 from agentgov.http.ws_frames import expose_send
 from agentgov.services import Services
+from agentgov.siem.forwarder import siem_forwarder
 
 API_PREFIX = "/api/v1"
 MAX_BODY_BYTES = 1024 * 1024
@@ -46,6 +48,7 @@ MAX_BODY_BYTES = 1024 * 1024
 def create_app(services: Services, *, hot_path: bool = True) -> QuartTrio:
     """Build the app around already-started `services` (the caller owns their lifetime).
 
+    With SIEM forwarding configured, this process's forwarder starts here (`agentgov.siem.forwarder`).
     `hot_path` serves the policy check straight from ASGI (`agentgov.http.hot_path`); without it every
     route goes through Quart (same answers, more CPU per check).
     """
@@ -94,11 +97,14 @@ def create_app(services: Services, *, hot_path: bool = True) -> QuartTrio:
         anomalies.bp,
         guard.bp,
         stats.bp,
+        siem.bp,
         ws.api,
     ):
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
 
     check_all_routes_declared(app)
+    if services.settings.siem.enabled:
+        siem_forwarder(services)  # delivers what is pending (also after a restart) and what comes
     app.asgi_app = expose_send(app.asgi_app)  # type: ignore[method-assign]
     if hot_path:
         app.asgi_app = HotPath(  # type: ignore[method-assign]

@@ -67,6 +67,7 @@ class AuditEntry:
     signature: str
     occurred_at: str | None = None
     anomaly: str | None = None  # the detector's verdict (JSON text): stored with the entry, or added soon after
+    request_id: str | None = None  # the API request that wrote it (not chained; forwarded to the SIEM)
     duplicate: bool = dataclasses.field(default=False, compare=False)
 
     @classmethod
@@ -92,6 +93,7 @@ class AuditEntry:
             signature=row["signature"],
             occurred_at=row.get("occurred_at"),
             anomaly=row.get("anomaly"),
+            request_id=row.get("request_id"),
         )
 
     @property
@@ -187,6 +189,7 @@ class PendingEntry:
     dedup_key: str | None
     occurred_at: str | None = None
     anomaly: str | None = None  # the detector's verdict when it judged the entry before the commit (not chained)
+    request_id: str | None = None  # the API request that wrote it (not chained)
 
 
 _TEXT_FIELDS = (
@@ -295,7 +298,7 @@ def _existing_by_dedup_key(conn: Connection, tenant_id: str, keys: list[str]) ->
     return found
 
 
-_PENDING_FIELDS = tuple(f.name for f in dataclasses.fields(PendingEntry) if f.name != "anomaly")
+_PENDING_FIELDS = tuple(f.name for f in dataclasses.fields(PendingEntry) if f.name not in ("anomaly", "request_id"))
 
 
 def _insert_values(row: ChainRow) -> dict[str, Any]:
@@ -372,12 +375,15 @@ def append_batch(
             signed, new_head = extend(key, _head(current), tenant_id, rows)
             _advance_head(conn, tenant_id, new_head, expected=None)
         stored = [
-            dataclasses.replace(AuditEntry.from_chain_row(row), anomaly=item.anomaly)
+            dataclasses.replace(AuditEntry.from_chain_row(row), anomaly=item.anomaly, request_id=item.request_id)
             for row, item in zip(signed, fresh, strict=True)
         ]
         conn.insert_rows(
             "audit_entries",
-            [{**_insert_values(row), "anomaly": item.anomaly} for row, item in zip(signed, fresh, strict=True)],
+            [
+                {**_insert_values(row), "anomaly": item.anomaly, "request_id": item.request_id}
+                for row, item in zip(signed, fresh, strict=True)
+            ],
         )
         count_batch(conn, tenant_id, created_at, fresh)
 

@@ -46,6 +46,8 @@ from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, Reques
 from agentgov.http.validation import json_body, query
 from agentgov.logs import fields
 from agentgov.security.roles import Permission
+from agentgov.siem import outbox as siem
+from agentgov.siem.events import anomaly_event
 from agentgov.storage.anomalies import AnomalyRepo, NewReport, ReportFilter
 from agentgov.storage.audit import AuditRepo
 from agentgov.storage.detectors import DetectorRepo
@@ -240,6 +242,7 @@ async def report(data: ManualReport) -> tuple[dict[str, Any], int]:
             occurred_at=occurred_at,
         ),
     )
+    siem.record(svc, anomaly_event(stored))
     notifier(svc, tid).tell(Publish("anomaly.detected", stored.to_public()))
     return stored.to_public(), 201
 

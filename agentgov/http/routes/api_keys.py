@@ -12,6 +12,7 @@ from quart_schema import document_response, tag
 from agentgov.http.auth import Scheme, authorize, forget_keys, principal, services
 from agentgov.http.errors import ApiError, not_found
 from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, RequestModel, bounded_name, page
+from agentgov.http.siem_events import record_change
 from agentgov.http.validation import json_body, query
 from agentgov.security import api_keys
 from agentgov.security.roles import Permission, Role
@@ -105,6 +106,9 @@ async def create_key(data: ApiKeyCreate) -> tuple[dict[str, Any], int]:
             expires_at=expires_at,
         ),
     )
+    record_change(
+        who.tenant_id, "api_key.created", f"API key {data.name!r} created", key_id=stored.id, role=stored.role
+    )
     return {**_public(stored), "api_key": key.raw}, 201
 
 
@@ -134,4 +138,5 @@ async def revoke_key(key_id: str) -> tuple[str, int]:
         raise not_found("API key")
     await svc.identity.revoke_api_key(key_id)
     await forget_keys(svc, [key_id])
+    record_change(key.tenant_id, "api_key.revoked", f"API key {key.name!r} revoked", key_id=key_id)
     return "", 204

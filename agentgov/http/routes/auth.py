@@ -16,6 +16,8 @@ from agentgov.security import passwords, throttle
 from agentgov.security.principal import PrincipalKind
 from agentgov.security.roles import Permission, Role, permissions_of
 from agentgov.security.sessions import create_session, public_user
+from agentgov.siem import outbox as siem
+from agentgov.siem.events import login_failure
 from agentgov.storage.records import User
 
 bp = Blueprint("auth", __name__)
@@ -72,22 +74,27 @@ async def login(data: LoginRequest) -> Response | dict[str, Any]:
     try:
         await throttle.check(svc.cache, data.email, address)
     except throttle.Throttled as exc:
+        siem.record(svc, login_failure("", data.email, address, "throttled"))
         raise ApiError(
             429, "Too many failed logins; try again later", headers={"Retry-After": str(exc.retry_after)}
         ) from None
     verified: list[User] = []
-    for user in await _candidates(data.email, data.tenant):
+    candidates = await _candidates(data.email, data.tenant)
+    for user in candidates:
         if user.password_hash and await passwords.verify_password(user.password_hash, data.password):
             verified.append(user)
     if not verified:
         await passwords.verify_password(passwords.DUMMY_HASH, data.password)  # equal timing for unknown emails
         await throttle.record_failure(svc.cache, data.email, address)
+        tenant = (candidates[0].tenant_id or "") if len(candidates) == 1 else ""
+        siem.record(svc, login_failure(tenant, data.email, address, "invalid credentials"))
         raise ApiError(401, INVALID_LOGIN)
     if len(verified) > 1:
         raise ApiError(422, "This email exists in several tenants: send 'tenant' (its id or name) as well")
     user = verified[0]
     if not user.is_active:
         await throttle.record_failure(svc.cache, data.email, address)
+        siem.record(svc, login_failure(user.tenant_id or "", data.email, address, "inactive user"))
         raise ApiError(401, INVALID_LOGIN)
     await throttle.record_success(svc.cache, data.email, address)
     return await create_session(svc, user)

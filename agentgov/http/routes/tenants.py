@@ -11,6 +11,7 @@ from quart_schema import document_response, tag
 from agentgov.http.auth import Scheme, authorize, services
 from agentgov.http.errors import ApiError
 from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Email, RequestModel, bounded_name, page
+from agentgov.http.siem_events import record_change
 from agentgov.http.validation import json_body, query
 from agentgov.security import api_keys, passwords
 from agentgov.security.roles import Permission, Role
@@ -79,6 +80,7 @@ async def create_tenant(data: TenantCreate) -> tuple[dict[str, Any], int]:
         )
     except Conflict as exc:
         raise ApiError(409, str(exc)) from None
+    record_change(tenant.id, "tenant.created", f"tenant {tenant.name!r} created", first_admin=bool(user))
     body = TenantCreated(
         id=tenant.id,
         name=tenant.name,

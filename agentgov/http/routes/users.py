@@ -17,6 +17,7 @@ from agentgov.http.auth import Scheme, authorize, forget_keys, principal, servic
 from agentgov.http.errors import ApiError, not_found
 from agentgov.http.ids import parse_uuid
 from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Email, RequestModel, UserOut, page
+from agentgov.http.siem_events import record_change
 from agentgov.http.validation import json_body, query
 from agentgov.security import passwords
 from agentgov.security.roles import Permission, Role
@@ -153,6 +154,7 @@ async def change_password(data: PasswordChange) -> tuple[str, int]:
     _check_password(data.new_password, user.email, "new_password")
     await services().identity.set_password_hash(user.id, await passwords.hash_password(data.new_password))
     await _end_access(user.id)
+    record_change(user.tenant_id, "user.password_changed", f"{user.email} changed their password", user_id=user.id)
     return "", 204
 
 
@@ -186,6 +188,7 @@ async def create_user(data: UserCreate) -> tuple[dict[str, Any], int]:
         user = await svc.identity.create_user(tenant, new)
     except Conflict as exc:
         raise ApiError(409, str(exc)) from None
+    record_change(tenant, "user.created", f"user {user.email} created as {user.role}", user_id=user.id, role=user.role)
     return public_user(user), 201
 
 
@@ -226,6 +229,7 @@ async def update_user(user_id: str, data: UserUpdate) -> dict[str, Any]:
         updated = await services().identity.update_user(user.id, email=data.email, full_name=data.full_name)
     except Conflict as exc:
         raise ApiError(409, str(exc)) from None
+    record_change(user.tenant_id, "user.updated", f"user {updated.email} updated", user_id=user.id)
     return public_user(updated)
 
 
@@ -239,6 +243,7 @@ async def reset_password(user_id: str, data: PasswordReset) -> tuple[str, int]:
     _check_password(data.new_password, user.email, "new_password")
     await services().identity.set_password_hash(user.id, await passwords.hash_password(data.new_password))
     await _end_access(user.id)
+    record_change(user.tenant_id, "user.password_reset", f"password of {user.email} reset", user_id=user.id)
     return "", 204
 
 
@@ -252,6 +257,12 @@ async def _change(user_id: str, *, role: str | None = None, is_active: bool | No
         await _end_access(user.id)
     else:
         await forget_keys(services(), await services().identity.key_ids_of_user(user.id))
+    if role is not None:
+        name, summary = "user.role_changed", f"role of {user.email} changed from {user.role} to {role}"
+    else:
+        name = "user.blocked" if is_active is False else "user.unblocked"
+        summary = f"user {user.email} {name.split('.')[1]}"
+    record_change(user.tenant_id, name, summary, user_id=user.id, role=updated.role, is_active=updated.is_active)
     return public_user(updated)
 
 
@@ -296,4 +307,5 @@ async def delete_user(user_id: str) -> tuple[str, int]:
         raise ApiError(409, f"Conflict: {exc}; make another user Admin first") from None
     await svc.tokens.revoke_user(user.id)
     await forget_keys(svc, keys)
+    record_change(user.tenant_id, "user.deleted", f"user {user.email} deleted", user_id=user.id, keys_revoked=len(keys))
     return "", 204

@@ -1,0 +1,1 @@
+"""SIEM forwarding: security events of every tenant sent to one platform-wide destination (docs/siem.md)."""
