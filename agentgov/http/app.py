@@ -27,6 +27,7 @@ from agentgov.http.routes import (
     exports,
     guard,
     hitl,
+    integrations,
     policies,
     siem,
     sso,
@@ -38,6 +39,8 @@ from agentgov.http.routes import (
     ws,
 )
 from agentgov.http.ws_frames import expose_send
+from agentgov.integrations.catalogue import HEADER as INTEGRATION_HEADER
+from agentgov.integrations.catalogue import integration_var, named_by
 from agentgov.services import Services
 from agentgov.siem.forwarder import siem_forwarder
 
@@ -98,6 +101,7 @@ def create_app(services: Services, *, hot_path: bool = True) -> QuartTrio:
         guard.bp,
         stats.bp,
         siem.bp,
+        integrations.bp,
         ws.api,
     ):
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
@@ -121,6 +125,7 @@ def _install_request_context(app: QuartTrio) -> None:
     @app.before_request
     async def _start() -> None:
         g.request_id = start_request(request.headers.get("X-Request-ID"))
+        integration_var.set(named_by(request.headers.get(INTEGRATION_HEADER)))
         g.started = time.perf_counter()
 
     @app.after_request

@@ -34,6 +34,7 @@ from agentgov.http.auth import RouteRule, admit, rule_of
 from agentgov.http.errors import ApiError, api_error_for
 from agentgov.http.request_log import log_request, start_request
 from agentgov.http.validation import parse_json, require_json
+from agentgov.integrations.catalogue import integration_var, named_by
 from agentgov.security.principal import Principal
 from agentgov.services import Services
 
@@ -77,6 +78,7 @@ class HotPath:
         for name, value in scope["headers"]:
             headers.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
         request_id = start_request(headers.get("x-request-id"))
+        integration_var.set(named_by(headers.get("x-agentgov-integration")))
         extra_headers: dict[str, str] = {}
         try:
             who = await admit(rule, lambda name: headers.get(name.lower()), self._services)

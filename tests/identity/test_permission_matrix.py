@@ -101,6 +101,7 @@ EXPECTED: dict[tuple[str, str], str | None] = {
     ("GET", "/api/v1/stats"): "stats:read",
     ("GET", "/api/v1/siem/status"): "siem:manage",
     ("POST", "/api/v1/siem/test"): "siem:manage",
+    ("GET", "/api/v1/integrations/<integration>/status"): None,
     ("GET", "/api/v1/audit/export"): "audit:export",
     ("GET", "/api/v1/audit/export/csv"): "audit:export",
     ("GET", "/api/v1/audit/export/json"): "audit:export",

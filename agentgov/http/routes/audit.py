@@ -36,6 +36,7 @@ from agentgov.http.schemas import (
     page,
 )
 from agentgov.http.validation import json_body, query
+from agentgov.integrations.usage import note_use
 from agentgov.security.roles import Permission
 from agentgov.storage.audit import AuditEntry, AuditRepo
 from agentgov.timeutil import now
@@ -255,6 +256,8 @@ async def create_entry(data: AuditLogCreate) -> tuple[dict[str, Any], int, dict[
         data, actor=principal().actor_label, dedup_key=None if dedup is None else f"api:{dedup}"
     )
     headers = {"Idempotent-Replayed": "true"} if entry.duplicate else {}
+    if not entry.duplicate:
+        note_use(services(), entry.tenant_id, "actions", entry.agent_id)
     return entry.to_public(), 201, headers
 
 

@@ -44,6 +44,7 @@ from agentgov.http.ids import parse_uuid
 from agentgov.http.schemas import MAX_PAGE_SIZE, AnomalyOut, Page, RequestModel, bounded_name, page
 from agentgov.http.text_guard import INT64_MAX
 from agentgov.http.validation import json_body, query, read_json
+from agentgov.integrations.usage import note_use
 from agentgov.policy import TEMPLATES, InvalidRequestError, PolicyDocument, PolicyValidationError
 from agentgov.policy.document import MAX_CEDAR_CHARS
 from agentgov.security.principal import Principal
@@ -352,6 +353,7 @@ async def run_check(svc: Services, who: Principal, payload: Any) -> dict[str, An
     try:
         with trio.fail_after(CHECK_TIMEOUT):
             result = await check_action(svc, who.tenant_id, agent_id, action, resource, context, actor=who.actor_label)
+            note_use(svc, who.tenant_id, "checks", agent_id)
             return result.to_response()
     except AgentNotFound:
         raise ApiError(404, "Agent not found") from None
