@@ -218,6 +218,18 @@ def login_failure(tenant_id: str, email: str, address: str, reason: str) -> Siem
     )
 
 
+def sso_failure(detail: str, status: int, path: str, address: str) -> SiemEvent:
+    """`auth.sso_failed`: a single sign-on step refused (a platform event: the tenant is not known yet)."""
+    return new_event(
+        "",
+        "auth.sso_failed",
+        6 if status >= 500 else 5,
+        f"single sign-on refused: {detail}",
+        outcome="failure",
+        details={"status": status, "step": path.rsplit("/", 1)[-1], "client_address": address},
+    )
+
+
 def identity_change(tenant_id: str, name: str, summary: str, actor: str, details: dict[str, Any]) -> SiemEvent:
     """A change to users, API keys or tenants (`user.created`, `api_key.revoked`, `tenant.created`, ...)."""
     severity = 6 if name.endswith((".deleted", ".revoked", ".role_changed")) else 4

@@ -25,6 +25,8 @@ from agentgov.http.validation import json_body, query
 from agentgov.logs import fields
 from agentgov.security import sso
 from agentgov.security.sessions import create_session
+from agentgov.siem import outbox as siem
+from agentgov.siem.events import sso_failure
 
 bp = Blueprint("sso", __name__)
 log = logging.getLogger("agentgov.sso")
@@ -88,6 +90,7 @@ def _redirect(location: str) -> Response:
 
 def _api_error(exc: sso.SsoError) -> ApiError:
     log.info("sso refused", extra=fields(path=request.path, status=exc.status, detail=exc.detail))
+    siem.record(services(), sso_failure(exc.detail, exc.status, request.path, request.remote_addr or "unknown"))
     return ApiError(exc.status, exc.detail)
 
 
