@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -40,6 +41,13 @@ async def root_token(client: Any) -> dict[str, str]:
     response = await client.post(f"{API}/auth/login", json={"email": ROOT_EMAIL, "password": PASSWORD})
     assert response.status_code == 200, await response.get_json()
     return {"Authorization": f"Bearer {(await response.get_json())['access_token']}"}
+
+
+def closed_port() -> int:
+    """A loopback TCP port nothing listens on (connecting is refused)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 async def drained(client: Any) -> bool:

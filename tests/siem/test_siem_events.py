@@ -5,22 +5,14 @@ outbox, where they are read back. Both backends."""
 
 from __future__ import annotations
 
-import socket
-
 from agentgov.siem.outbox import Flush, outbox_writer
 from agentgov.storage.siem import SiemRepo
 from tests.policies.helpers import register_agent
-from tests.siem.helpers import ADMIN, API, PASSWORD, siem_app
-
-
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from tests.siem.helpers import ADMIN, API, PASSWORD, closed_port, siem_app
 
 
 async def test_requests_record_their_events(database_url: str) -> None:
-    async with siem_app(database_url, transport="syslog-tcp", host="127.0.0.1", port=_closed_port()) as app:
+    async with siem_app(database_url, transport="syslog-tcp", host="127.0.0.1", port=closed_port()) as app:
         client = app.test_client()
         svc = app.extensions["agentgov"]
         created = await client.post(

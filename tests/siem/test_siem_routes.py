@@ -4,15 +4,7 @@ outbox (oldest dropped and counted). Both backends."""
 
 from __future__ import annotations
 
-import socket
-
-from tests.siem.helpers import ADMIN, API, PASSWORD, root_token, siem_app, status
-
-
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from tests.siem.helpers import ADMIN, API, PASSWORD, closed_port, root_token, siem_app, status
 
 
 async def test_who_may_call_the_siem_routes(database_url: str) -> None:
@@ -47,7 +39,7 @@ async def test_who_may_call_the_siem_routes(database_url: str) -> None:
 
 
 async def test_unreachable_destination_is_a_502_and_events_wait_in_the_outbox(database_url: str) -> None:
-    port = _closed_port()
+    port = closed_port()
     async with siem_app(database_url, transport="syslog-tcp", host="127.0.0.1", port=port, format="json") as app:
         client = app.test_client()
         created = await client.post(f"{API}/tenants", json={"name": "Acme"}, headers=ADMIN)
@@ -66,7 +58,7 @@ async def test_unreachable_destination_is_a_502_and_events_wait_in_the_outbox(da
 
 
 async def test_the_outbox_is_bounded_oldest_events_dropped_and_counted(database_url: str) -> None:
-    port = _closed_port()
+    port = closed_port()
     async with siem_app(database_url, transport="syslog-tcp", host="127.0.0.1", port=port, outbox_max=3) as app:
         client = app.test_client()
         svc = app.extensions["agentgov"]
