@@ -29,8 +29,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="run.py", description="agentgov control plane")
     parser.add_argument("--host", default=None, help="bind address (default 127.0.0.1, env HOST)")
     parser.add_argument("--port", type=int, default=None, help="port (default 8000, env PORT)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes on one port, supervised (default 1, env WORKERS); more than 1 needs PostgreSQL, Redis",
+    )
     sub = parser.add_subparsers(dest="command")
-    sub.add_parser("serve", help="run the service (the default)")
+    serve_parser = sub.add_parser("serve", help="run the service (the default)")
+    serve_parser.add_argument("--listen-fd", type=int, default=None, help=argparse.SUPPRESS)  # a supervised worker
     create = sub.add_parser(
         "create-superadmin", help="create the platform Super Admin (password from SUPERADMIN_PASSWORD or stdin)"
     )
@@ -50,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-async def _run_until_signal(settings: Settings) -> None:
+async def _run_until_signal(settings: Settings, listen_fd: int | None = None) -> None:
     shutdown = trio.Event()
     async with trio.open_nursery() as nursery:
 
@@ -63,7 +70,9 @@ async def _run_until_signal(settings: Settings) -> None:
 
         nursery.start_soon(watch_signals)
         async with trio.open_nursery() as service:
-            await service.start(serve, settings, shutdown)
+            await service.start(
+                lambda task_status: serve(settings, shutdown, listen_fd=listen_fd, task_status=task_status)
+            )
             freeze_startup_heap()
         nursery.cancel_scope.cancel()
 
@@ -93,11 +102,26 @@ def main(argv: list[str] | None = None) -> int:
         return _create_superadmin(settings, args.email)
     if args.command == "verify-audit":
         return _verify_audit(settings, args.tenant, args.json)
-    for warning in settings.warnings:
-        log.warning(warning)
+    listen_fd = getattr(args, "listen_fd", None)
+    workers = args.workers
+    if workers is None:
+        raw = os.environ.get("WORKERS", "").strip() or "1"
+        if not raw.isdigit():
+            print(f"configuration error: WORKERS must be a whole number, not {raw!r}", file=sys.stderr)
+            return 2
+        workers = int(raw)
+    if listen_fd is None and workers != 1:
+        for warning in settings.warnings:
+            log.warning(warning)
+        from agentgov.supervisor import run_workers
+
+        return run_workers(settings, workers)
+    if listen_fd is None or os.environ.get("AGENTGOV_WORKER") == "1":  # one process (or the first worker) warns
+        for warning in settings.warnings:
+            log.warning(warning)
     sys.setswitchinterval(settings.gil_switch_interval)
     try:
-        trio.run(_run_until_signal, settings)
+        trio.run(_run_until_signal, settings, listen_fd)
     except (DatabaseError, QueryError) as exc:
         log.error(f"cannot start: {exc}")
         return 1

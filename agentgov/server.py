@@ -41,11 +41,11 @@ class Running:
     services: Services
 
 
-def hypercorn_config(settings: Settings) -> HypercornConfig:
+def hypercorn_config(settings: Settings, listen_fd: int | None = None) -> HypercornConfig:
     """Hypercorn's configuration for `settings`; an idle keep-alive connection closes after
-    `KEEP_ALIVE_TIMEOUT` seconds."""
+    `KEEP_ALIVE_TIMEOUT` seconds. With `listen_fd` it accepts on that inherited socket (a supervised worker)."""
     config = HypercornConfig()
-    config.bind = [f"{settings.host}:{settings.port}"]
+    config.bind = [f"fd://{listen_fd}"] if listen_fd is not None else [f"{settings.host}:{settings.port}"]
     config.graceful_timeout = settings.graceful_timeout
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")
@@ -72,9 +72,11 @@ async def serve(
     settings: Settings,
     shutdown: trio.Event,
     *,
+    listen_fd: int | None = None,
     task_status: trio.TaskStatus[Running] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Run the service until `shutdown` is set. Raises `DatabaseError` if storage cannot be opened."""
+    """Run the service until `shutdown` is set (accepting on `listen_fd` when given, else on the settings'
+    host and port). Raises `DatabaseError` if storage cannot be opened."""
     cache = open_cache(settings.redis_url, settings.redis_prefix)
     try:
         db = await open_database(settings.effective_database_url, settings.db_pool_size)
@@ -99,7 +101,7 @@ async def serve(
                     urls = await nursery.start(
                         lambda task_status: hypercorn_serve(
                             app,
-                            hypercorn_config(settings),
+                            hypercorn_config(settings, listen_fd),
                             shutdown_trigger=shutdown_trigger,
                             task_status=task_status,
                         )
