@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from agentgov.actors.audit import AppendPrepared, audit
 from agentgov.actors.hitl import RequestApproval, hitl
-from agentgov.actors.notifier import Publish, notifier
 from agentgov.actors.policy import policy_view
 from agentgov.actors.registry import lookup_agent
+from agentgov.actors.relay import publish_event
 from agentgov.actors.runtime import ActorStopped, MailboxFull
 from agentgov.audit_chain import canonical_json
 from agentgov.detection.anomaly import anomaly_scorer, scoring_view
@@ -222,14 +222,7 @@ def notify_violation(
 
     A full or stopped notifier mailbox never fails the check: it is logged.
     """
-    event = Publish("policy.violated", result.violation_event(agent, action, resource))
-    try:
-        notifier(services, tenant_id).tell(event)
-    except (MailboxFull, ActorStopped) as exc:
-        log.warning(
-            "policy.violated not published",
-            extra=fields(tenant_id=tenant_id, decision_id=result.decision_id, error=str(exc)),
-        )
+    publish_event(services, tenant_id, "policy.violated", result.violation_event(agent, action, resource))
 
 
 async def request_approval(

@@ -48,8 +48,8 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from agentgov.actors.notifier import Publish, notifier
-from agentgov.actors.runtime import Actor, ActorContext, ActorRef, ActorStopped, InvalidMessage, MailboxFull, Request
+from agentgov.actors.relay import publish_event
+from agentgov.actors.runtime import Actor, ActorContext, ActorRef, InvalidMessage, Request
 from agentgov.actors.ticker import SelfTicker
 from agentgov.logs import fields
 from agentgov.siem import outbox as siem
@@ -317,10 +317,7 @@ class HitlActor(Actor[HitlMessage]):
 
     def _publish(self, event: str, record: ApprovalRequest) -> None:
         siem.record(self.services, approval_event(record))
-        try:
-            notifier(self.services, self.tenant_id).tell(Publish(event, record.to_public()))
-        except (MailboxFull, ActorStopped) as exc:
-            log.warning("notification not sent", extra=fields(tenant_id=self.tenant_id, event=event, error=str(exc)))
+        publish_event(self.services, self.tenant_id, event, record.to_public())
 
     def _next_wake(self) -> float:
         """The earliest deadline (and every third of the idle timeout while any is pending)."""

@@ -39,9 +39,8 @@ channel with `close_reason = "stopped"` (a WebSocket subscribes again, or closes
 is shutting down); the timer task dies with the actor's nursery. A crash restarts the actor with no
 subscribers (the old ones are told "stopped" and resubscribe).
 
-Across processes: each process fans out only the events published in it. A deployment of several processes
-behind a load balancer would relay `Publish` through Redis pub/sub (one channel per tenant) so every
-process's notifier sees every event; that relay is not built here.
+Across processes: producers publish through `agentgov.actors.relay.publish_event`, which also relays the
+event through Redis pub/sub (when `REDIS_URL` is set) to the notifiers of the other processes.
 """
 
 from __future__ import annotations

@@ -346,6 +346,11 @@ class ActorSystem:
             cell = self._start(name, factory, capacity, self.idle_timeout)
         return ActorRef(cell)
 
+    def find(self, name: str) -> ActorRef[Any] | None:
+        """The live actor `name`, or None. Never starts it."""
+        cell = self._cells.get(name)
+        return None if cell is None or cell.closed else ActorRef(cell)
+
     def view(self, name: str, kind: type[V]) -> V | None:
         """What the live actor `name` published (an instance of `kind`), or None: not running, not published
         yet, or its last incarnation ended. Never waits and never starts the actor."""

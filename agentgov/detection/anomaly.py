@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 from outcome import Value
 
-from agentgov.actors.notifier import Publish, notifier
+from agentgov.actors.relay import publish_event
 from agentgov.actors.runtime import Actor, ActorContext, ActorRef, ActorStopped, InvalidMessage, MailboxFull
 from agentgov.actors.ticker import PeriodicTicker
 from agentgov.detection.lifecycle import (
@@ -411,10 +411,7 @@ class AnomalyScorerActor(Actor[ScorerMessage]):
         self.counters.flagged += len(stored)
         for report in stored:
             siem.record(self.services, anomaly_event(report))
-            try:
-                notifier(self.services, self.tenant_id).tell(Publish("anomaly.detected", report.to_public()))
-            except (MailboxFull, ActorStopped) as exc:
-                log.warning("anomaly.detected not published", extra=fields(tenant_id=self.tenant_id, error=str(exc)))
+            publish_event(self.services, self.tenant_id, "anomaly.detected", report.to_public())
 
 
 def report_of(entry: AuditEntry, verdict: AnomalyScore, version: int, threshold: float) -> NewReport:

@@ -11,6 +11,7 @@ from quart_schema import APIKeySecurityScheme, HttpSecurityScheme, Info, QuartSc
 from quart_trio import QuartTrio
 
 from agentgov import __version__
+from agentgov.actors.relay import event_relay
 from agentgov.http import docs
 from agentgov.http.auth import check_all_routes_declared
 from agentgov.http.errors import install_error_handlers
@@ -107,6 +108,8 @@ def create_app(services: Services, *, hot_path: bool = True) -> QuartTrio:
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
 
     check_all_routes_declared(app)
+    if services.settings.redis_url:
+        event_relay(services)  # events of other processes reach this one's WebSocket subscribers
     if services.settings.siem.enabled:
         siem_forwarder(services)  # delivers what is pending (also after a restart) and what comes
     app.asgi_app = expose_send(app.asgi_app)  # type: ignore[method-assign]

@@ -16,8 +16,8 @@ from pydantic import AwareDatetime, BaseModel, Field
 from quart import Blueprint
 from quart_schema import document_request, document_response, tag
 
-from agentgov.actors.notifier import Publish, notifier
 from agentgov.actors.registry import AgentNotFound, lookup_agent
+from agentgov.actors.relay import publish_event
 from agentgov.detection.anomaly import ANOMALY, anomaly_detector, anomaly_scorer, scoring_view
 from agentgov.detection.lifecycle import (
     DetectorView,
@@ -243,7 +243,7 @@ async def report(data: ManualReport) -> tuple[dict[str, Any], int]:
         ),
     )
     siem.record(svc, anomaly_event(stored))
-    notifier(svc, tid).tell(Publish("anomaly.detected", stored.to_public()))
+    publish_event(svc, tid, "anomaly.detected", stored.to_public())
     return stored.to_public(), 201
 
 
