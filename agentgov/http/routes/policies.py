@@ -15,8 +15,10 @@ History
 
 Checks
     ``POST /policies/check`` evaluates the tenant's active policies for a registered agent. The decision is
-    recorded in the audit trail (``kind = "policy_check"``) by the batching audit actor shortly after the
-    answer is sent; a full audit mailbox never fails a check (it is logged and counted).
+    recorded in the audit trail (``kind = "policy_check"``) by the batching audit actor: with
+    ``DECISION_LOG=sync`` (the default) the answer waits for that entry's commit, with ``async`` only for it
+    to be queued. A full audit mailbox is a 503 with ``Retry-After: 1`` (a decision is never answered without
+    its entry), see `agentgov.checks.record_decision`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 import trio
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import BaseModel, Field, StrictBool
 from quart import Blueprint, Response, jsonify
 from quart_schema import document_request, document_response, tag
 
@@ -126,17 +128,13 @@ class PolicyVersionOut(BaseModel):
     changed_by: str
 
 
-class ListQuery(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ListQuery(BaseModel):  # unknown query parameters are ignored, as on every route
     active_only: bool = False
     skip: int = Field(0, ge=0)
     limit: int = Field(50, ge=1, le=MAX_PAGE_SIZE)
 
 
 class PageQuery(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
     skip: int = Field(0, ge=0)
     limit: int = Field(50, ge=1, le=MAX_PAGE_SIZE)
 
