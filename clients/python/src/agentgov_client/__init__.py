@@ -31,6 +31,7 @@ from agentgov_client.errors import (
     UnexpectedResponseError,
     ValidationError,
 )
+from agentgov_client.events import Event, EventStream
 from agentgov_client.models import (
     Agent,
     AgentDetails,
@@ -90,6 +91,8 @@ __all__ = [
     "CreatedTenant",
     "DiscoveryCandidate",
     "DiscoveryJob",
+    "Event",
+    "EventStream",
     "ExportFile",
     "ExportInfo",
     "ExportJob",

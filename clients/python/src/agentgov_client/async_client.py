@@ -3,7 +3,7 @@ by `AsyncTransport`."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, TypeVar, overload
 
 from agentgov_client import _async
@@ -21,6 +21,7 @@ from agentgov_client._ops import (
 )
 from agentgov_client._ops import guarded as guarded_ops
 from agentgov_client._ops.guarded import OnUnreachable
+from agentgov_client.events import EventStream
 
 T = TypeVar("T")
 
@@ -153,6 +154,12 @@ class AsyncClient(_async.AsyncTransport):
     rollback_guard = _async.op(guard.rollback_guard)
     get_guard_settings = _async.op(guard.get_guard_settings)
     set_guard_settings = _async.op(guard.set_guard_settings)
+
+    def events(self, *, access_token: str | None = None, names: Iterable[str] | None = None) -> EventStream:
+        """Live events of the user's tenant (``async with client.events() as stream: async for event in
+        stream``); see `agentgov_client.events`. Raises `ValueError` without an access token, and the error of
+        the refusal (`AuthenticationError`, `PermissionDeniedError`) when the channel refuses it."""
+        return EventStream(self, access_token, names)
 
     @overload
     async def guarded(
