@@ -53,6 +53,8 @@ class AsyncClient(_async.AsyncTransport):
     list_tenants = _async.op(identity.list_tenants)
     iter_tenants = _async.pager(identity.iter_tenants)
     login = _async.op(identity.login)
+    sso_providers = _async.op(identity.sso_providers)
+    sso_exchange = _async.op(identity.sso_exchange)
     logout = _async.op(identity.logout)
     me = _async.op(identity.me)
     get_my_profile = _async.op(identity.get_my_profile)
@@ -154,6 +156,10 @@ class AsyncClient(_async.AsyncTransport):
     rollback_guard = _async.op(guard.rollback_guard)
     get_guard_settings = _async.op(guard.get_guard_settings)
     set_guard_settings = _async.op(guard.set_guard_settings)
+
+    def sso_login_url(self, provider: str, *, redirect: str | None = None, tenant: str | None = None) -> str:
+        """The single sign-on URL to open in the user's browser; see `agentgov_client._ops.identity.sso_login_url`."""
+        return identity.sso_login_url(self, provider, redirect=redirect, tenant=tenant)
 
     def events(self, *, access_token: str | None = None, names: Iterable[str] | None = None) -> EventStream:
         """Live events of the user's tenant (``async with client.events() as stream: async for event in

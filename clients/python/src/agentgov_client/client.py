@@ -53,6 +53,8 @@ class Client(_sync.SyncTransport):
     list_tenants = _sync.op(identity.list_tenants)
     iter_tenants = _sync.pager(identity.iter_tenants)
     login = _sync.op(identity.login)
+    sso_providers = _sync.op(identity.sso_providers)
+    sso_exchange = _sync.op(identity.sso_exchange)
     logout = _sync.op(identity.logout)
     me = _sync.op(identity.me)
     get_my_profile = _sync.op(identity.get_my_profile)
@@ -154,6 +156,10 @@ class Client(_sync.SyncTransport):
     rollback_guard = _sync.op(guard.rollback_guard)
     get_guard_settings = _sync.op(guard.get_guard_settings)
     set_guard_settings = _sync.op(guard.set_guard_settings)
+
+    def sso_login_url(self, provider: str, *, redirect: str | None = None, tenant: str | None = None) -> str:
+        """The single sign-on URL to open in the user's browser; see `agentgov_client._ops.identity.sso_login_url`."""
+        return identity.sso_login_url(self, provider, redirect=redirect, tenant=tenant)
 
     def guarded(
         self,

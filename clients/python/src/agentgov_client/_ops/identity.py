@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from agentgov_client._core import ClientCore
 from agentgov_client._flow import Call, Flow
@@ -18,6 +19,7 @@ from agentgov_client._ops._common import (
     nothing,
     page_of,
     page_query,
+    raw_object,
     seg,
 )
 from agentgov_client.models import ApiKey, CreatedApiKey, CreatedTenant, LoginResult, Page, Tenant, User
@@ -59,6 +61,32 @@ def login(
     blocked user), `RateLimitError` after repeated failures (`retry_after`), `ValidationError`. Not retried."""
     result: LoginResult = yield from core.execute(
         Call("POST", "/auth/login", model(LoginResult), json=body(email=email, password=password, tenant=tenant))
+    )
+    if use_session:
+        core.use_session(result.access_token, result.api_key)
+    return result
+
+
+def sso_providers(core: ClientCore) -> Flow[list[dict[str, Any]]]:
+    """``GET /auth/sso/providers``: the identity providers the service knows (``id``, ``name``, ``enabled``).
+    Retried."""
+    answer: dict[str, Any] = yield from core.execute(Call("GET", "/auth/sso/providers", raw_object))
+    return list(answer.get("providers") or [])
+
+
+def sso_login_url(core: ClientCore, provider: str, *, redirect: str | None = None, tenant: str | None = None) -> str:
+    """The ``GET /auth/sso/login`` URL to open in the user's browser (the sign-in is a browser flow: the
+    service redirects to the provider, then to your frontend with a one-time ``sso_code``). No request."""
+    query = urlencode({k: v for k, v in {"provider": provider, "redirect": redirect, "tenant": tenant}.items() if v})
+    return f"{core.base_url}/api/v1/auth/sso/login?{query}"
+
+
+def sso_exchange(core: ClientCore, code: str, *, use_session: bool = True) -> Flow[LoginResult]:
+    """``POST /auth/sso/exchange``: trade the one-time ``sso_code`` of a finished single sign-on for a login
+    session (as `login`, and used the same way with `use_session`). Raises `AuthenticationError` or
+    `ValidationError` for a code that is unknown, used or expired. Not retried."""
+    result: LoginResult = yield from core.execute(
+        Call("POST", "/auth/sso/exchange", model(LoginResult), json=body(code=code))
     )
     if use_session:
         core.use_session(result.access_token, result.api_key)

@@ -1,5 +1,5 @@
 """`AsyncClient.events()`: live notifications over the real WebSocket, under trio and asyncio; refused without
-or with a bad token; only the tenant's events."""
+or with a bad token; only the tenant's events. And the single sign-on helpers."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 import trio
-from agentgov_client import AsyncClient, AuthenticationError, CreatedTenant
+from agentgov_client import AgentgovError, AsyncClient, AuthenticationError, CreatedTenant
 
 from tests.client.conftest import ADMIN_EMAIL, PASSWORD, Service
 from tests.support.app import ADMIN_KEY
@@ -64,3 +64,15 @@ async def test_events_under_asyncio(service: Service, tenant: CreatedTenant) -> 
         return ""
 
     assert await trio.to_thread.run_sync(lambda: asyncio.run(run())) == "system.status"
+
+
+async def test_single_sign_on_helpers(service: Service) -> None:
+    async with AsyncClient(service.url) as client:
+        providers = await client.sso_providers()
+        assert {p["id"] for p in providers} >= {"google", "microsoft", "okta", "oidc"}
+        assert all(p["enabled"] is False for p in providers)  # none configured in this service
+        url = client.sso_login_url("okta", redirect="https://app.example/done")
+        assert url.startswith(f"{service.url}/api/v1/auth/sso/login?provider=okta&redirect=https")
+        with pytest.raises(AgentgovError) as refused:
+            await client.sso_exchange("no-such-code-0123456789")
+        assert refused.value.status_code in (400, 401, 422) and client.access_token is None
