@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
+import agentgov_client
 import pytest
 from agentgov_client import AsyncClient, Client
 from agentgov_client.integrations import DEFAULT_CONTEXT_FIELDS, ToolCall, ToolCallDenied, ToolGate, Verdict
@@ -133,7 +136,12 @@ def test_importing_without_the_frameworks() -> None:
                 print(exc)
         """
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    # the client as this test session imports it (installed, or from clients/python/src on pytest's path)
+    source = str(Path(agentgov_client.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False, env=env
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         'agentgov_client.integrations.langchain needs LangChain v1: pip install "agentgov-client[langchain]"',
