@@ -161,6 +161,9 @@ class Settings:
     db_pool_size: int = 8
     access_token_ttl: float = 3600.0
     hitl_timeout: float = 3600.0
+    # LEASE_SECONDS: how long a process owns a platform-wide duty (approval expiry, SIEM delivery) without
+    # renewing it; another process takes the duty over this long after its owner died (docs/design.md).
+    lease_seconds: float = 15.0
     notify_status_interval: float = 30.0
     jwt_previous_secrets: tuple[str, ...] = ()
     superadmin_email: str = ""
@@ -225,6 +228,7 @@ class Settings:
             "db_pool_size": int(_number(env, "DB_POOL_SIZE", 8)),
             "access_token_ttl": _number(env, "ACCESS_TOKEN_TTL", 3600.0),
             "hitl_timeout": _number(env, "HITL_TIMEOUT", 3600.0),
+            "lease_seconds": _number(env, "LEASE_SECONDS", 15.0),
             "notify_status_interval": _number(env, "NOTIFY_STATUS_INTERVAL", 30.0),
             "jwt_previous_secrets": previous_secrets,
             "superadmin_email": env.get("SUPERADMIN_EMAIL", "").strip(),

@@ -7,6 +7,8 @@ What an actor owns stays in the actor; what it shares read-only it publishes thr
 from __future__ import annotations
 
 import dataclasses
+import os
+import socket
 import time
 import uuid
 
@@ -33,8 +35,11 @@ class Services:
     started_at: float = dataclasses.field(default_factory=time.time)
     started_monotonic: float = dataclasses.field(default_factory=time.monotonic)
     shutting_down: trio.Event = dataclasses.field(default_factory=trio.Event)
-    # Names this process (e.g. as the owner of a training task) among those sharing the database.
-    instance_id: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex)
+    # Names this process (the owner of a training task, a lease) among those sharing the database: host, pid and
+    # a random part (a pid is reused after a restart).
+    instance_id: str = dataclasses.field(
+        default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+    )
     # The prompt guard's per-process counters and recent validations (written in the event loop only).
     guard: GuardMemory = dataclasses.field(default_factory=GuardMemory)
     # SIEM events this process could not hand to its outbox writer (counted in `GET /siem/status`).

@@ -316,14 +316,19 @@ class HitlActor(Actor[HitlMessage]):
         return await self.repo.get(self.tenant_id, record.id) or record
 
     def _publish(self, event: str, record: ApprovalRequest) -> None:
-        siem.record(self.services, approval_event(record))
-        publish_event(self.services, self.tenant_id, event, record.to_public())
+        announce(self.services, event, record)
 
     def _next_wake(self) -> float:
         """The earliest deadline (and every third of the idle timeout while any is pending)."""
         if not self._deadlines:
             return math.inf
         return min(self._heap[0][0], trio.current_time() + self._keepalive)
+
+
+def announce(services: Services, event: str, record: ApprovalRequest) -> None:
+    """Tell subscribers (`hitl.requested` / `hitl.resolved`) and the SIEM about `record`. Never raises."""
+    siem.record(services, approval_event(record))
+    publish_event(services, record.tenant_id, event, record.to_public())
 
 
 def hitl(services: Services, tenant_id: str) -> ActorRef[HitlMessage]:

@@ -12,6 +12,7 @@ from quart_trio import QuartTrio
 
 from agentgov import __version__
 from agentgov.actors.relay import event_relay
+from agentgov.duties import duties
 from agentgov.http import docs
 from agentgov.http.auth import check_all_routes_declared
 from agentgov.http.errors import install_error_handlers
@@ -108,6 +109,7 @@ def create_app(services: Services, *, hot_path: bool = True) -> QuartTrio:
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
 
     check_all_routes_declared(app)
+    duties(services)  # platform-wide duties under leases (approval expiry)
     if services.settings.redis_url:
         event_relay(services)  # events of other processes reach this one's WebSocket subscribers
     if services.settings.siem.enabled:

@@ -9,8 +9,10 @@ at least once: a crash between the send and that commit sends the batch again (s
 is followed by the next at once (up to `ROUNDS_PER_TICK`, then other messages are served). A failed send is
 counted and retried after a pause that doubles from 1 s up to `SIEM_RETRY_MAX_SECONDS` (±20 % jitter).
 
-Only one process delivers at a time: the forwarder holds a lease in `siem_state` (renewed every tick, taken
-over when its holder stopped renewing for `LEASE_SECONDS`). `SendTest` (`POST /siem/test`) delivers one batch
+Only one process delivers at a time: the forwarder holds the lease `siem-delivery` (`agentgov.storage.leases`,
+renewed every tick, taken over `LEASE_SECONDS` after its holder stopped renewing); acknowledging a batch is
+fenced by the lease's token, so a process that lost the lease mid-batch records nothing (the new owner sends
+the batch again). `SendTest` (`POST /siem/test`) delivers one batch
 now (if this process holds the lease) and then a test event, and answers whether the destination took it.
 
 Stopping the actor (shutdown) releases the lease and closes the connection; a send under way is cancelled and
@@ -34,6 +36,7 @@ from agentgov.logs import fields
 from agentgov.siem.events import SiemEvent, from_audit_entry, test_event
 from agentgov.siem.transports import DeliveryError, Transport, open_transport
 from agentgov.storage.database import DatabaseError
+from agentgov.storage.leases import LeaseLost, LeaseRepo
 from agentgov.storage.siem import SiemRepo
 
 if TYPE_CHECKING:
@@ -41,7 +44,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("agentgov.siem")
 
-LEASE_SECONDS = 15.0
+LEASE = "siem-delivery"
 ROUNDS_PER_TICK = 20
 FIRST_RETRY = 1.0
 
@@ -77,6 +80,8 @@ class SiemForwarder(Actor[_Tick | SendTest]):
         self.services = services
         self.settings = services.settings.siem
         self.repo = SiemRepo(services.db)
+        self.leases = LeaseRepo(services.db)
+        self._token: int | None = None
         self.transport: Transport = open_transport(self.settings)
         self._due = 0.0
         self._delay = 0.0
@@ -90,7 +95,7 @@ class SiemForwarder(Actor[_Tick | SendTest]):
     async def on_stop(self) -> None:
         await self.transport.aclose()
         with trio.CancelScope(shield=True), trio.move_on_after(5), contextlib.suppress(DatabaseError):
-            await self.repo.release(self.services.instance_id)
+            await self.leases.release(LEASE, self.services.instance_id)
 
     async def handle(self, message: _Tick | SendTest) -> Any:
         match message:
@@ -104,7 +109,9 @@ class SiemForwarder(Actor[_Tick | SendTest]):
                 return await self._test()
 
     async def _holds_lease(self) -> bool:
-        if not await self.repo.claim(self.services.instance_id, LEASE_SECONDS):
+        lease_seconds = self.services.settings.lease_seconds
+        self._token = await self.leases.acquire(LEASE, self.services.instance_id, lease_seconds)
+        if self._token is None:
             return False
         if not self._begun:
             await self.repo.begin()
@@ -114,7 +121,9 @@ class SiemForwarder(Actor[_Tick | SendTest]):
     async def _on_tick(self) -> None:
         try:
             if not await self._holds_lease():
-                self._due = trio.current_time() + min(self.settings.flush_interval, LEASE_SECONDS / 3)
+                self._due = trio.current_time() + min(
+                    self.settings.flush_interval, self.services.settings.lease_seconds / 3
+                )
                 return
             for _ in range(ROUNDS_PER_TICK):
                 result = await self._deliver()
@@ -170,8 +179,14 @@ class SiemForwarder(Actor[_Tick | SendTest]):
             log.warning("SIEM delivery failed; will retry", extra=fields(events=len(events), error=error))
             await self.repo.record_failure(error, len(events))
             return _Outcome(0, False, error)
-        with trio.CancelScope(shield=True):  # sent: record it even if we are being stopped
-            await self.repo.acknowledge(outbox_ids, cursors, len(events))
+        assert self._token is not None
+        try:
+            with trio.CancelScope(shield=True):  # sent: record it even if we are being stopped
+                await self.repo.acknowledge(outbox_ids, cursors, len(events), lease=(LEASE, self._token))
+        except LeaseLost as exc:
+            log.warning("SIEM batch sent after the delivery lease was lost", extra=fields(error=str(exc)))
+            self._token = None
+            return _Outcome(len(events), False)
         return _Outcome(len(events), len(events) >= self.settings.batch_size)
 
     async def _test(self) -> TestResult:

@@ -293,6 +293,26 @@ class HitlRepo:
 
         return await self.db.read(run)
 
+    async def expire_overdue(self, *, now: str, limit: int, lease: tuple[str, int]) -> list[ApprovalRequest]:
+        """Expire up to `limit` pending requests of any tenant past their `expires_at`, oldest first, in one
+        transaction fenced by `lease` (name, token). Returns them. Raises `LeaseLost` (nothing expired)."""
+        from agentgov.storage.leases import fence
+
+        def run(conn: Connection) -> list[ApprovalRequest]:
+            fence(conn, *lease)
+            rows = conn.fetchall(
+                f"{_SELECT} WHERE status = 'pending' AND expires_at <= :now ORDER BY expires_at, id LIMIT :limit",
+                {"now": now, "limit": limit},
+            )
+            done = []
+            for row in rows:
+                record = ApprovalRequest.from_row(row)
+                if _resolve(conn, record.tenant_id, record.id, EXPIRED, EXPIRY_DECIDER, None, now):
+                    done.append(_get(conn, record.tenant_id, record.id) or record)
+            return done
+
+        return await self.db.write(run)
+
     async def tenants_with_pending(self) -> list[str]:
         """The tenants that have at least one pending request (to start their expiry timers)."""
         rows = await self.db.read(

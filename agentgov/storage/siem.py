@@ -15,6 +15,7 @@ from typing import Any
 from agentgov.siem.events import SiemEvent
 from agentgov.storage.audit import AuditEntry
 from agentgov.storage.database import Connection, Database
+from agentgov.storage.leases import fence
 from agentgov.timeutil import now_iso
 
 
@@ -38,8 +39,6 @@ class ForwarderState:
     last_success_at: str | None
     last_error: str | None
     last_error_at: str | None
-    owner: str | None
-    lease_until: str | None
 
 
 def _in(ids: Sequence[str]) -> tuple[str, dict[str, Any]]:
@@ -106,34 +105,6 @@ class SiemRepo:
 
         await self.db.write(run)
 
-    async def claim(self, owner: str, lease_seconds: float) -> bool:
-        """Take or renew the delivery lease for `owner`; False while another live process holds it."""
-        from datetime import timedelta
-
-        from agentgov.timeutil import now, to_iso
-
-        moment = now()
-        params = {"o": owner, "now": to_iso(moment), "until": to_iso(moment + timedelta(seconds=lease_seconds))}
-
-        def run(conn: Connection) -> bool:
-            return (
-                conn.execute(
-                    "UPDATE siem_state SET owner = :o, lease_until = :until WHERE id = 1"
-                    " AND (owner IS NULL OR owner = :o OR lease_until < :now)",
-                    params,
-                )
-                == 1
-            )
-
-        return await self.db.write(run)
-
-    async def release(self, owner: str) -> None:
-        await self.db.write(
-            lambda conn: conn.execute(
-                "UPDATE siem_state SET owner = NULL, lease_until = NULL WHERE id = 1 AND owner = :o", {"o": owner}
-            )
-        )
-
     async def queued(self, limit: int) -> list[SiemEvent]:
         """The oldest `limit` outbox events, oldest first."""
         rows = await self.db.read(
@@ -161,11 +132,15 @@ class SiemRepo:
         )
         return [AuditEntry.from_row(r) for r in rows]
 
-    async def acknowledge(self, outbox_ids: Sequence[str], cursors: Mapping[str, int], sent: int) -> None:
+    async def acknowledge(
+        self, outbox_ids: Sequence[str], cursors: Mapping[str, int], sent: int, *, lease: tuple[str, int]
+    ) -> None:
         """The destination accepted a batch: remove its outbox events, advance the cursors (never backwards),
-        count `sent` and the time."""
+        count `sent` and the time, fenced by `lease` (name, token). Raises `LeaseLost` (nothing recorded: the
+        new owner sends the batch again)."""
 
         def run(conn: Connection) -> None:
+            fence(conn, *lease)
             removed = _delete(conn, list(outbox_ids))
             for tenant_id, sequence in cursors.items():
                 conn.execute(
@@ -213,8 +188,6 @@ class SiemRepo:
                 last_success_at=row["last_success_at"],
                 last_error=row["last_error"],
                 last_error_at=row["last_error_at"],
-                owner=row["owner"],
-                lease_until=row["lease_until"],
             )
 
         return await self.db.read(run)

@@ -13,9 +13,11 @@ from agentgov.http.actor_calls import ask_actor
 from agentgov.http.auth import Scheme, authorize, services
 from agentgov.http.errors import ApiError
 from agentgov.security.roles import Permission
-from agentgov.siem.forwarder import SendTest, siem_forwarder
+from agentgov.siem.forwarder import LEASE, SendTest, siem_forwarder
 from agentgov.siem.outbox import Flush, outbox_writer
+from agentgov.storage.leases import LeaseRepo
 from agentgov.storage.siem import SiemRepo
+from agentgov.timeutil import now_iso
 
 bp = Blueprint("siem", __name__)
 
@@ -60,6 +62,8 @@ async def siem_status() -> dict[str, Any]:
     svc = services()
     siem = svc.settings.siem
     state = await SiemRepo(svc.db).state()
+    holder = await LeaseRepo(svc.db).holder(LEASE)
+    delivering = holder[0] if holder is not None and holder[2] > now_iso() else None
     return SiemStatusOut(
         enabled=siem.enabled,
         transport=siem.transport or None,
@@ -78,7 +82,7 @@ async def siem_status() -> dict[str, Any]:
         last_error=state.last_error,
         last_error_at=state.last_error_at,
         forwarding_since=state.started_at,
-        delivering_instance=state.owner,
+        delivering_instance=delivering,
     ).model_dump()
 
 

@@ -30,9 +30,7 @@ MIGRATION = Migration(
             dropped {bigint} NOT NULL,
             last_success_at TEXT,
             last_error TEXT,
-            last_error_at TEXT,
-            owner TEXT,
-            lease_until TEXT
+            last_error_at TEXT
         )""",
         "INSERT INTO siem_state (id, depth, sent, failed, dropped) VALUES (1, 0, 0, 0, 0)",
     ),
