@@ -1,0 +1,76 @@
+"""Real `python run.py` processes sharing PostgreSQL and Redis, for the scale-out tests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+
+import httpx
+
+from tests.support.backends import REDIS_URL, postgres_database, redis_prefix
+from tests.support.polling import wait_until
+
+ROOT = Path(__file__).resolve().parents[2]
+ADMIN = {"X-Admin-Key": "scale-admin-key-0123456789"}
+PASSWORD = "A-long-enough-passphrase-42"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def _process(tmp_path: Path, name: str, env: dict[str, str]) -> Iterator[str]:
+    port = _free_port()
+    log = (tmp_path / f"{name}.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "run.py"), "--port", str(port)],
+        env={**os.environ, **env, "DATA_DIR": str(tmp_path / name)},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+@asynccontextmanager
+async def two_processes(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient]]:
+    with postgres_database() as database_url, redis_prefix() as prefix:
+        env = {
+            "DATABASE_URL": database_url,
+            "REDIS_URL": REDIS_URL,
+            "REDIS_PREFIX": prefix,
+            "ADMIN_KEY": ADMIN["X-Admin-Key"],
+            "ANOMALY_AUTO_TRAIN": "off",
+        }
+        with _process(tmp_path, "a", env) as url_a, _process(tmp_path, "b", env) as url_b:
+            async with (
+                httpx.AsyncClient(base_url=url_a, timeout=30) as a,
+                httpx.AsyncClient(base_url=url_b, timeout=30) as b,
+            ):
+
+                async def up(client: httpx.AsyncClient) -> bool:
+                    try:
+                        return (await client.get("/api/v1/health/ready")).status_code == 200
+                    except httpx.TransportError:
+                        return False
+
+                await wait_until(lambda: up(a), within=60, every=0.1)
+                await wait_until(lambda: up(b), within=60, every=0.1)
+                yield a, b
