@@ -19,8 +19,8 @@ Each integration turns its framework's tool call into a `ToolCall` and asks a `T
    a warning on the ``agentgov_client.integrations`` logger and never changes the tool's result: the tool
    already ran.
 
-The flows are written once as generators of `_Use` steps (a client method to call); `Client` drives them in
-a thread, `AsyncClient` in an event loop.
+The flows are written once on the client's own operations (`agentgov_client._ops`), as the client's methods
+are, and run by the `Client` (blocking) or the `AsyncClient` (in the event loop) like any method.
 """
 
 from __future__ import annotations
@@ -33,6 +33,12 @@ import weakref
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
+from agentgov_client._core import ClientCore
+from agentgov_client._flow import Flow
+from agentgov_client._ops.agents import list_agents, register_agent
+from agentgov_client._ops.approvals import request_approval, wait_for_decision
+from agentgov_client._ops.audit import log_action
+from agentgov_client._ops.policies import check
 from agentgov_client._version import __version__
 from agentgov_client.async_client import AsyncClient
 from agentgov_client.client import Client
@@ -43,7 +49,7 @@ from agentgov_client.errors import (
     NotFoundError,
     ServiceUnavailableError,
 )
-from agentgov_client.integrations._drive import _adrive, _AsyncState, _drive, _Flow, _loop_key, _settings_of, _use
+from agentgov_client.integrations._clients import _AsyncState, _loop_key, _settings_of
 from agentgov_client.integrations._values import jsonable
 from agentgov_client.integrations._verdict import FailMode, OnDeny, Outcome, ToolCall, Verdict
 from agentgov_client.models import Agent, ApprovalRequest, Page, PolicyDecision
@@ -217,16 +223,16 @@ class ToolGate:
             raise ValueError("give agent_id or agent_name: the tool calls must be checked as some agent's")
         return name
 
-    def _find_or_register(self, name: str) -> _Flow[str]:
+    def _find_or_register(self, core: ClientCore, name: str) -> Flow[str]:
         offset: int | None = 0
         while offset is not None:
-            page: Page[Agent] = yield _use("list_agents", limit=200, offset=offset)
+            page: Page[Agent] = yield from list_agents(core, limit=200, offset=offset)
             for agent in page.items:
                 if agent.name == name:
                     return agent.id
             offset = page.next_offset
-        agent = yield _use(
-            "register_agent",
+        agent = yield from register_agent(
+            core,
             name,
             self.agent_type,
             description=self.agent_description,
@@ -247,7 +253,7 @@ class ToolGate:
         with self._register_lock:  # one lookup (and registration) at a time; the others then read the cache
             found = self._agent_ids.get(name)
             if found is None:
-                found = _drive(client, self._find_or_register(name))
+                found = client._drive(self._find_or_register(client, name))
                 self._agent_ids[name] = found
         return found
 
@@ -263,7 +269,7 @@ class ToolGate:
         async with state.lock:
             found = self._agent_ids.get(name)
             if found is None:
-                found = await _adrive(state.client, self._find_or_register(name))
+                found = await state.client._drive(self._find_or_register(state.client, name))
                 self._agent_ids[name] = found
         return found
 
@@ -305,10 +311,10 @@ class ToolGate:
         detail = exc.detail if isinstance(exc.detail, str) else str(exc)
         return Verdict(call, False, "error", f"{what}: {detail}", agent_id=agent_id, error=exc)
 
-    def _decide(self, call: ToolCall, agent_id: str) -> _Flow[Verdict]:
+    def _decide(self, core: ClientCore, call: ToolCall, agent_id: str) -> Flow[Verdict]:
         context = self.build_context(call)
         try:
-            decision: PolicyDecision = yield _use("check", agent_id, call.action, call.resource, context)
+            decision: PolicyDecision = yield from check(core, agent_id, call.action, call.resource, context)
         except _UNREACHABLE as exc:
             return self._unreachable(call, agent_id, exc)
         except AgentgovError as exc:
@@ -318,17 +324,17 @@ class ToolGate:
             return Verdict(call, False, "denied", reason, agent_id=agent_id, decision=decision)
         if not decision.required_approval:
             return Verdict(call, True, "allowed", decision.reason, agent_id=agent_id, decision=decision)
-        return (yield from self._approval(call, agent_id, context, decision))
+        return (yield from self._approval(core, call, agent_id, context, decision))
 
     def _approval(
-        self, call: ToolCall, agent_id: str, context: dict[str, Any], decision: PolicyDecision
-    ) -> _Flow[Verdict]:
+        self, core: ClientCore, call: ToolCall, agent_id: str, context: dict[str, Any], decision: PolicyDecision
+    ) -> Flow[Verdict]:
         approval_id = decision.approval_id
         timeout = self.approval_timeout
         try:
             if approval_id is None:  # the service could not open the request with the check: open it here
-                opened: ApprovalRequest = yield _use(
-                    "request_approval",
+                opened: ApprovalRequest = yield from request_approval(
+                    core,
                     agent_id,
                     call.action,
                     call.resource,
@@ -339,7 +345,7 @@ class ToolGate:
                 )
                 approval_id = opened.id
             log.info("tool %r waits for approval %s (at most %ss)", call.name, approval_id, timeout)
-            approval: ApprovalRequest = yield _use("wait_for_decision", approval_id, timeout=timeout)
+            approval: ApprovalRequest = yield from wait_for_decision(core, approval_id, timeout=timeout)
         except ApprovalTimeout as exc:
             reason = f"no decision on approval {approval_id} within {timeout:g}s"
             return Verdict(
@@ -379,7 +385,8 @@ class ToolGate:
                 return self._finish(self._unreachable(call, None, exc))
             except AgentgovError as exc:
                 return self._finish(self._failed(call, None, "the agent could not be registered", exc))
-            verdict = _drive(self.sync_client(), self._decide(call, agent_id))
+            client = self.sync_client()
+            verdict = client._drive(self._decide(client, call, agent_id))
             if first and isinstance(verdict.error, NotFoundError) and self._forget_agent(agent_name):
                 continue  # the cached agent was deleted: look it up (or register it) again
             return self._finish(verdict)
@@ -394,7 +401,8 @@ class ToolGate:
                 return self._finish(self._unreachable(call, None, exc))
             except AgentgovError as exc:
                 return self._finish(self._failed(call, None, "the agent could not be registered", exc))
-            verdict = await _adrive(await self.async_client(), self._decide(call, agent_id))
+            async_client = await self.async_client()
+            verdict = await async_client._drive(self._decide(async_client, call, agent_id))
             if first and isinstance(verdict.error, NotFoundError) and self._forget_agent(agent_name):
                 continue
             return self._finish(verdict)
@@ -402,10 +410,11 @@ class ToolGate:
 
     # -- the audit log ----------------------------------------------------------------------------------------
 
-    def _log(self, verdict: Verdict, output: dict[str, Any]) -> _Flow[None]:
+    def _log(self, core: ClientCore, verdict: Verdict, output: dict[str, Any]) -> Flow[None]:
         decision = verdict.decision
-        yield _use(
-            "log_action",
+        assert verdict.agent_id is not None  # `_skip_log` returned False
+        yield from log_action(
+            core,
             verdict.agent_id,
             verdict.call.action,
             verdict.call.resource,
@@ -430,7 +439,8 @@ class ToolGate:
         if self._skip_log(verdict):
             return
         try:
-            _drive(self.sync_client(), self._log(verdict, output))
+            client = self.sync_client()
+            client._drive(self._log(client, verdict, output))
         except Exception as exc:  # the tool ran: its result must reach the model whatever the log did
             self._log_failed(verdict, exc)
 
@@ -439,6 +449,7 @@ class ToolGate:
         if self._skip_log(verdict):
             return
         try:
-            await _adrive(await self.async_client(), self._log(verdict, output))
+            async_client = await self.async_client()
+            await async_client._drive(self._log(async_client, verdict, output))
         except Exception as exc:
             self._log_failed(verdict, exc)
