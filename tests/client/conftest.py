@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -58,13 +57,6 @@ async def service_on_port(settings: Settings, port: int) -> AsyncIterator[Servic
         running: Running = await nursery.start(serve, settings, shutdown)
         yield Service(url=f"http://127.0.0.1:{port}", running=running, settings=settings)
         shutdown.set()
-
-
-def free_port() -> int:
-    """A loopback TCP port nothing listens on."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class CountingTransport(httpx.AsyncBaseTransport):

@@ -23,8 +23,9 @@ from agentgov_client import (
 )
 
 from agentgov.siem.settings import SiemSettings
-from tests.client.conftest import ADMIN_EMAIL, Service, free_port, running_service
+from tests.client.conftest import ADMIN_EMAIL, Service, running_service
 from tests.support.app import ADMIN_KEY, settings_for
+from tests.support.ports import free_port
 
 
 async def test_401_403_404_409_422_and_400(

@@ -19,7 +19,8 @@ from agentgov_client import (
     ServiceUnreachable,
 )
 
-from tests.client.conftest import Service, free_port
+from tests.client.conftest import Service
+from tests.support.ports import free_port
 
 
 async def _actions(client: AsyncClient, agent_id: str) -> list[AuditEntry]:

@@ -17,8 +17,9 @@ from agentgov_client import (
     ServiceUnavailableError,
 )
 
-from tests.client.conftest import CEDAR, CountingTransport, free_port, new_tenant, running_service, service_on_port
+from tests.client.conftest import CEDAR, CountingTransport, new_tenant, running_service, service_on_port
 from tests.support.app import settings_for
+from tests.support.ports import free_port
 
 QUICK = RetryPolicy(max_retries=100, base=0.05, cap=0.2)
 CHECK = ("POST", "/api/v1/policies/check")

@@ -9,7 +9,6 @@ The frameworks run outside the trio loop that serves the requests: the blocking 
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -19,6 +18,7 @@ import pytest
 import trio
 
 from tests.support.app import ADMIN_KEY, live_server, settings_for
+from tests.support.ports import free_port
 
 T = TypeVar("T")
 
@@ -122,10 +122,7 @@ async def service(sqlite_url: str) -> AsyncIterator[Service]:
 
 def closed_port_url() -> str:
     """The URL of a loopback port nothing listens on (connections are refused)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    return f"http://127.0.0.1:{port}"
+    return f"http://127.0.0.1:{free_port()}"
 
 
 async def in_thread(fn: Callable[[], T]) -> T:

@@ -8,12 +8,13 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTALL_LINE = "python3 -m venv .venv && . .venv/bin/activate && pip install -q -e .\n"
@@ -26,12 +27,6 @@ def quickstart_block() -> str:
     match = re.search(r"```sh\n(.*?)```", section, re.S)
     assert match, "the quickstart has a sh block"
     return match.group(1)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="the quickstart uses curl, which is not installed")

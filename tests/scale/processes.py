@@ -13,23 +13,16 @@ import httpx
 
 from tests.support.backends import REDIS_URL, postgres_database, redis_prefix
 from tests.support.polling import wait_until
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 ADMIN = {"X-Admin-Key": "scale-admin-key-0123456789"}
 PASSWORD = "A-long-enough-passphrase-42"
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def _process(tmp_path: Path, name: str, env: dict[str, str]) -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     log = (tmp_path / f"{name}.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, str(ROOT / "run.py"), "--port", str(port)],

@@ -15,17 +15,10 @@ import psycopg
 import pytest
 
 from tests.support.backends import REDIS_URL, postgres_database, redis_prefix
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 LEASE_SECONDS = 3.0
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _holder(database_url: str) -> tuple[int, int, str] | None:
@@ -72,7 +65,7 @@ def test_the_other_process_takes_the_duty_over(tmp_path: Path) -> None:
         }
         procs, logs, urls = [], [], []
         for name in ("a", "b"):
-            port = _free_port()
+            port = free_port()
             logs.append((tmp_path / f"{name}.log").open("w"))
             urls.append(f"http://127.0.0.1:{port}/api/v1/health/ready")
             procs.append(

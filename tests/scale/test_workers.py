@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.backends import postgres_database, redis_prefix
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 ADMIN_KEY = "workers-admin-key-0123456789"
@@ -55,14 +56,6 @@ def test_zero_workers_is_refused(tmp_path: Path) -> None:
     assert result.returncode == 2 and "at least 1" in result.stderr
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _health(url: str) -> bool:
     try:
         with urllib.request.urlopen(f"{url}/api/v1/health", timeout=2) as response:
@@ -100,7 +93,7 @@ def test_two_workers_restart_and_stop(tmp_path: Path) -> None:
     with postgres_database() as database_url, redis_prefix() as prefix:
         from tests.support.backends import REDIS_URL
 
-        port = _free_port()
+        port = free_port()
         url = f"http://127.0.0.1:{port}"
         log = tmp_path / "supervisor.log"
         env = _env(tmp_path, DATABASE_URL=database_url, REDIS_URL=REDIS_URL, REDIS_PREFIX=prefix)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -15,6 +14,7 @@ from agentgov.server import bootstrap_superadmin
 from agentgov.siem.settings import SiemSettings
 from tests.policies.helpers import FORBID_DROP, PERMIT_ACTIVE, check, create_policy, register_agent
 from tests.support.app import ADMIN_KEY, app_for, settings_for
+from tests.support.ports import free_port
 
 API = "/api/v1"
 ADMIN = {"X-Admin-Key": ADMIN_KEY}
@@ -45,9 +45,7 @@ async def root_token(client: Any) -> dict[str, str]:
 
 def closed_port() -> int:
     """A loopback TCP port nothing listens on (connecting is refused)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return free_port()
 
 
 async def drained(client: Any) -> bool:

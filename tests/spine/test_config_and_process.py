@@ -13,6 +13,7 @@ import pytest
 import trio
 
 from agentgov.config import ConfigError, Settings
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 STRONG = {
@@ -69,16 +70,8 @@ def test_bad_values_name_the_setting(env: dict[str, str], needle: str) -> None:
         Settings.from_env(env)
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def test_run_py_serves_and_stops_gracefully_on_sigterm(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "DATA_DIR": str(tmp_path), "LOG_FORMAT": "json", **STRONG}
     proc = await trio.lowlevel.open_process(
         [sys.executable, "run.py", "--port", str(port)], cwd=ROOT, env=env, stderr=subprocess.PIPE
