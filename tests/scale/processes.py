@@ -21,7 +21,9 @@ PASSWORD = "A-long-enough-passphrase-42"
 
 
 @contextmanager
-def _process(tmp_path: Path, name: str, env: dict[str, str]) -> Iterator[str]:
+def service_process(tmp_path: Path, name: str, env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`python run.py` on a free port with `env` added, its log in `tmp_path/<name>.log`; yields (base URL,
+    process), and stops it (SIGTERM, then SIGKILL after 30 s) on exit."""
     port = free_port()
     log = (tmp_path / f"{name}.log").open("w")
     proc = subprocess.Popen(
@@ -31,9 +33,10 @@ def _process(tmp_path: Path, name: str, env: dict[str, str]) -> Iterator[str]:
         stderr=subprocess.STDOUT,
     )
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{port}", proc
     finally:
-        proc.terminate()
+        if proc.poll() is None:
+            proc.terminate()
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
@@ -52,7 +55,7 @@ async def two_processes(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient
             "ADMIN_KEY": ADMIN["X-Admin-Key"],
             "ANOMALY_AUTO_TRAIN": "off",
         }
-        with _process(tmp_path, "a", env) as url_a, _process(tmp_path, "b", env) as url_b:
+        with service_process(tmp_path, "a", env) as (url_a, _), service_process(tmp_path, "b", env) as (url_b, _):
             async with (
                 httpx.AsyncClient(base_url=url_a, timeout=30) as a,
                 httpx.AsyncClient(base_url=url_b, timeout=30) as b,

@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import psycopg
 import pytest
 
+from tests.scale.processes import service_process
 from tests.support.backends import REDIS_URL, postgres_database, redis_prefix
-from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 LEASE_SECONDS = 3.0
@@ -55,7 +53,6 @@ def _wait(predicate, within: float):
 def test_the_other_process_takes_the_duty_over(tmp_path: Path) -> None:
     with postgres_database() as database_url, redis_prefix() as prefix:
         env = {
-            **os.environ,
             "DATABASE_URL": database_url,
             "REDIS_URL": REDIS_URL,
             "REDIS_PREFIX": prefix,
@@ -63,22 +60,9 @@ def test_the_other_process_takes_the_duty_over(tmp_path: Path) -> None:
             "ANOMALY_AUTO_TRAIN": "off",
             "LEASE_SECONDS": str(LEASE_SECONDS),
         }
-        procs, logs, urls = [], [], []
-        for name in ("a", "b"):
-            port = free_port()
-            logs.append((tmp_path / f"{name}.log").open("w"))
-            urls.append(f"http://127.0.0.1:{port}/api/v1/health/ready")
-            procs.append(
-                subprocess.Popen(
-                    [sys.executable, str(ROOT / "run.py"), "--port", str(port)],
-                    env={**env, "DATA_DIR": str(tmp_path / name)},
-                    stdout=logs[-1],
-                    stderr=subprocess.STDOUT,
-                )
-            )
-        try:
-            pids = {p.pid for p in procs}
-            _wait(lambda: all(_ready(url) for url in urls), 60)  # both run their duties actor
+        with service_process(tmp_path, "a", env) as (url_a, a), service_process(tmp_path, "b", env) as (url_b, b):
+            pids = {a.pid, b.pid}
+            _wait(lambda: all(_ready(f"{url}/api/v1/health/ready") for url in (url_a, url_b)), 60)
             first = _wait(lambda: (h := _holder(database_url)) and h[0] in pids and h, 30)
             victim = first[0]
             os.kill(victim, signal.SIGKILL)
@@ -87,15 +71,3 @@ def test_the_other_process_takes_the_duty_over(tmp_path: Path) -> None:
             elapsed = time.monotonic() - killed_at
             assert taken[0] in pids - {victim} and taken[1] == first[1] + 1
             assert elapsed <= LEASE_SECONDS + LEASE_SECONDS / 3 + 1.5, elapsed
-        finally:
-            for proc in procs:
-                if proc.poll() is None:
-                    proc.terminate()
-            for proc in procs:
-                try:
-                    proc.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-            for log in logs:
-                log.close()
