@@ -13,7 +13,9 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
-from agentgov.siem.settings import SiemConfigError, SiemSettings
+from agentgov.env import ConfigError
+from agentgov.env import number as _number
+from agentgov.siem.settings import SiemSettings
 
 DEFAULT_WEBHOOK_SECRET = "change-me-webhook-secret"
 DEFAULT_JWT_SECRET = "change-me-jwt-secret"
@@ -24,10 +26,6 @@ _DEFAULT_SECRETS = {
     "WEBHOOK_SECRET": DEFAULT_WEBHOOK_SECRET,
 }
 MIN_SECRET_LENGTH = 16
-
-
-class ConfigError(ValueError):
-    """A setting is missing or invalid; the message names the setting."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -236,7 +234,7 @@ class Settings:
             "public_base_url": env.get("PUBLIC_BASE_URL", "").rstrip("/"),
             "sso": SsoSettings.from_env(env),
             "detectors": DetectorSettings.from_env(env),
-            "siem": _siem(env),
+            "siem": SiemSettings.from_env(env),
         }
         for name, default in _DEFAULT_SECRETS.items():
             value = env.get(name, "")
@@ -282,13 +280,6 @@ def _export_signing_key(env: Mapping[str, str], environment: str, warnings: list
     return value
 
 
-def _siem(env: Mapping[str, str]) -> SiemSettings:
-    try:
-        return SiemSettings.from_env(env)
-    except SiemConfigError as exc:
-        raise ConfigError(str(exc)) from None
-
-
 def _audit_secret(env: Mapping[str, str], environment: str) -> str:
     """AUDIT_SECRET: required in production (audit keys derive from it, so keep it stable)."""
     value = env.get("AUDIT_SECRET", "")
@@ -326,16 +317,3 @@ def _hops(env: Mapping[str, str]) -> int:
     if not raw.isdigit() or int(raw) > 10:
         raise ConfigError(f"TRUSTED_PROXY_HOPS must be a whole number from 0 to 10, not {raw!r}")
     return int(raw)
-
-
-def _number(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a number, not {raw!r}") from None
-    if value <= 0:
-        raise ConfigError(f"{name} must be positive")
-    return value

@@ -6,12 +6,10 @@ import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 
+from agentgov.env import ConfigError, number
+
 TRANSPORTS = ("syslog-udp", "syslog-tcp", "syslog-tls", "splunk-hec")
 FORMATS = ("cef", "leef", "json")
-
-
-class SiemConfigError(ValueError):
-    """A `SIEM_*` setting is missing or invalid; the message names it."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,37 +60,35 @@ class SiemSettings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> SiemSettings:
-        """Raises `SiemConfigError` naming the first bad or missing setting."""
+        """Raises `ConfigError` naming the first bad or missing setting."""
         transport = env.get("SIEM_TRANSPORT", "").strip().lower()
         if transport in ("", "off", "none"):
             return cls()
         if transport not in TRANSPORTS:
-            raise SiemConfigError(
-                f"SIEM_TRANSPORT must be one of {', '.join(TRANSPORTS)} (or unset), not {transport!r}"
-            )
+            raise ConfigError(f"SIEM_TRANSPORT must be one of {', '.join(TRANSPORTS)} (or unset), not {transport!r}")
         fmt = env.get("SIEM_FORMAT", "cef").strip().lower()
         if fmt not in FORMATS:
-            raise SiemConfigError(f"SIEM_FORMAT must be one of {', '.join(FORMATS)}, not {fmt!r}")
+            raise ConfigError(f"SIEM_FORMAT must be one of {', '.join(FORMATS)}, not {fmt!r}")
         host = env.get("SIEM_HOST", "").strip()
         url = env.get("SIEM_URL", "").strip().rstrip("/")
         token = env.get("SIEM_TOKEN", "").strip()
         if transport == "splunk-hec":
             if not url.startswith(("https://", "http://")):
-                raise SiemConfigError("SIEM_URL must be the collector's http:// or https:// URL for splunk-hec")
+                raise ConfigError("SIEM_URL must be the collector's http:// or https:// URL for splunk-hec")
             if not token:
-                raise SiemConfigError("SIEM_TOKEN is required for splunk-hec")
+                raise ConfigError("SIEM_TOKEN is required for splunk-hec")
         elif not host:
-            raise SiemConfigError(f"SIEM_HOST is required for {transport}")
+            raise ConfigError(f"SIEM_HOST is required for {transport}")
         default_port = 6514 if transport == "syslog-tls" else 514
-        port = int(_number(env, "SIEM_PORT", default_port))
+        port = int(number(env, "SIEM_PORT", default_port))
         if not 0 < port < 65536:
-            raise SiemConfigError("SIEM_PORT must be from 1 to 65535")
+            raise ConfigError("SIEM_PORT must be from 1 to 65535")
         ca = env.get("SIEM_TLS_CA", "").strip()
         if ca and not Path(ca).is_file():
-            raise SiemConfigError(f"SIEM_TLS_CA names no readable file: {ca}")
-        facility = int(_number(env, "SIEM_SYSLOG_FACILITY", 13, minimum=0))
+            raise ConfigError(f"SIEM_TLS_CA names no readable file: {ca}")
+        facility = int(number(env, "SIEM_SYSLOG_FACILITY", 13, minimum=0))
         if facility > 23:
-            raise SiemConfigError("SIEM_SYSLOG_FACILITY must be from 0 to 23")
+            raise ConfigError("SIEM_SYSLOG_FACILITY must be from 0 to 23")
         return cls(
             transport=transport,
             format=fmt,
@@ -101,23 +97,10 @@ class SiemSettings:
             url=url,
             token=token,
             tls_ca=Path(ca) if ca else None,
-            batch_size=max(1, min(int(_number(env, "SIEM_BATCH_SIZE", 100)), 5000)),
-            flush_interval=_number(env, "SIEM_FLUSH_INTERVAL", 2.0),
-            outbox_max=int(_number(env, "SIEM_OUTBOX_MAX", 100_000)),
-            retry_max=_number(env, "SIEM_RETRY_MAX_SECONDS", 60.0),
-            timeout=_number(env, "SIEM_TIMEOUT", 10.0),
+            batch_size=max(1, min(int(number(env, "SIEM_BATCH_SIZE", 100)), 5000)),
+            flush_interval=number(env, "SIEM_FLUSH_INTERVAL", 2.0),
+            outbox_max=int(number(env, "SIEM_OUTBOX_MAX", 100_000)),
+            retry_max=number(env, "SIEM_RETRY_MAX_SECONDS", 60.0),
+            timeout=number(env, "SIEM_TIMEOUT", 10.0),
             facility=facility,
         )
-
-
-def _number(env: Mapping[str, str], name: str, default: float, *, minimum: float | None = None) -> float:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise SiemConfigError(f"{name} must be a number, not {raw!r}") from None
-    if value != value or (value <= 0 if minimum is None else value < minimum):
-        raise SiemConfigError(f"{name} must be {'positive' if minimum is None else f'at least {minimum:g}'}")
-    return value
