@@ -8,6 +8,9 @@ or renew each duty's lease, and does the duty while it holds it:
   requests it tracks on time; this sweep is the backstop for requests whose process died before their
   expiry, which another process thus expires within `LEASE_SECONDS` plus a tick.
 
+- `orphaned-jobs`: fail the discovery clustering jobs whose process died (heartbeat older than
+  `LEASE_SECONDS`), so that no job stays `queued` or `running` forever and the tenant's next job can start.
+
 A process that dies stops renewing; another takes the lease over once it expired, with a new fencing token,
 and a write of the old owner after that is refused (`LeaseLost`). Stopping the actor (shutdown) releases
 its leases, so another process takes over at its next tick instead of waiting for the expiry.
@@ -28,6 +31,7 @@ from agentgov.actors.runtime import Actor, ActorContext, ActorRef, Request
 from agentgov.actors.ticker import PeriodicTicker
 from agentgov.logs import fields
 from agentgov.storage.database import DatabaseError
+from agentgov.storage.discovery import DiscoveryRepo
 from agentgov.storage.hitl import HitlRepo
 from agentgov.storage.leases import LeaseLost, LeaseRepo
 from agentgov.timeutil import now_iso
@@ -38,6 +42,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("agentgov.duties")
 
 APPROVAL_EXPIRY = "approval-expiry"
+ORPHANED_JOBS = "orphaned-jobs"
 SWEEP_LIMIT = 500
 
 
@@ -56,10 +61,19 @@ class DutiesActor(Actor[_Tick | RunDuties]):
         self.services = services
         self.leases = LeaseRepo(services.db)
         self.hitl = HitlRepo(services.db)
+        self.discovery = DiscoveryRepo(services.db)
         self.held: dict[str, int] = {}  # duty -> fencing token, while this process holds it
         self._ticker = PeriodicTicker(max(0.2, services.settings.lease_seconds / 3), _Tick())
 
     async def on_start(self, ctx: ActorContext) -> None:
+        if self.services.db.dialect == "sqlite":  # one process owns the database: no live job is another's
+            try:
+                failed = await self.discovery.fail_orphaned_jobs(lease_seconds=0, owner=self.services.instance_id)
+            except DatabaseError as exc:
+                log.warning("could not fail orphaned discovery jobs", extra=fields(error=str(exc)))
+            else:
+                if failed:
+                    log.warning("discovery jobs of a stopped process marked failed", extra=fields(jobs=failed))
         self._ticker.start(ctx)
 
     async def on_stop(self) -> None:
@@ -71,6 +85,7 @@ class DutiesActor(Actor[_Tick | RunDuties]):
     async def handle(self, message: _Tick | RunDuties) -> Any:
         try:
             await self._expire_approvals()
+            await self._fail_orphaned_jobs()
         except DatabaseError as exc:
             log.warning("duties skipped: database unavailable", extra=fields(error=str(exc)))
         finally:
@@ -101,6 +116,13 @@ class DutiesActor(Actor[_Tick | RunDuties]):
             announce(self.services, "hitl.resolved", record)
         if expired:
             log.info("overdue approvals expired", extra=fields(count=len(expired)))
+
+    async def _fail_orphaned_jobs(self) -> None:
+        if await self._lease(ORPHANED_JOBS) is None:
+            return
+        failed = await self.discovery.fail_orphaned_jobs(lease_seconds=self.services.settings.lease_seconds)
+        if failed:
+            log.warning("discovery jobs of a stopped process marked failed", extra=fields(jobs=failed))
 
 
 def duties(services: Services) -> ActorRef[_Tick | RunDuties]:

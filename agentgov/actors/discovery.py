@@ -19,7 +19,12 @@ agent.
 Clustering job. `StartClustering` records a job and runs it in the actor's nursery: it proposes merges of
 pending candidates (into a confirmed one when the group has one, else into the oldest) with
 `merge_candidates`, run in a worker process, and applies each merge in one transaction. Jobs run one at a
-time. Pending candidates are never merged into dismissed ones: a dismissal covers its own fingerprints only.
+time per tenant, also across processes sharing the database: a job holds the tenant's lease
+`discovery-clustering:<tenant_id>` while it runs (`agentgov.leasehold`), waiting `queued` while another
+process's job holds it, and every merge is fenced with the lease's token. The process refreshes its live jobs'
+heartbeat; a job whose process died is failed by the `orphaned-jobs` duty (`agentgov.duties`) once its
+heartbeat is older than `LEASE_SECONDS`, and at start with SQLite. Pending candidates are never merged into
+dismissed ones: a dismissal covers its own fingerprints only.
 
 Cancellation. Cancelling a caller's `ask` abandons the reply; the message is still handled. Database
 calls run in threads that are waited for (a write commits or rolls back whole). When the actor stops, a
@@ -43,6 +48,7 @@ from outcome import Error, Value
 
 from agentgov.actors.registry import AgentNotFound, GetAgent, RegisterAgent, registry
 from agentgov.actors.runtime import Actor, ActorContext, InvalidMessage, Outcome, Request
+from agentgov.leasehold import held_lease
 from agentgov.ml.agent_type import default_type_classifier
 from agentgov.ml.discovery import (
     DEFAULT_MERGE_THRESHOLD,
@@ -253,6 +259,11 @@ def _plain_ingest(message: DiscoveryMessage) -> bool:
     return isinstance(message, IngestEvents) and not message.cluster
 
 
+def clustering_lease(tenant_id: str) -> str:
+    """The lease a tenant's clustering job holds while it runs: one job per tenant at a time, in any process."""
+    return f"discovery-clustering:{tenant_id}"
+
+
 def agent_id_for(candidate_id: str) -> str:
     """The id the agent confirmed from `candidate_id` gets (stable, so confirming is idempotent)."""
     return str(uuid.uuid5(_AGENT_NAMESPACE, candidate_id))
@@ -418,17 +429,27 @@ class DiscoveryActor(Actor[DiscoveryMessage]):
             raise InvalidMessage("distance_threshold must be within (0, 2]")
         if self._nursery is None:
             raise RuntimeError("the discovery actor is not started")
-        job = await self.repo.create_job(self.tenant_id, "cluster", {"distance_threshold": threshold})
+        job = await self.repo.create_job(
+            self.tenant_id, "cluster", {"distance_threshold": threshold}, owner=self.services.instance_id
+        )
         self._jobs[job.id] = trio.Event()
         self._nursery.start_soon(self._run_clustering, job.id, threshold)
         return job
 
     async def _run_clustering(self, job_id: str, threshold: float) -> None:
+        assert self._nursery is not None
         try:
-            async with self._job_lock:
-                await self.repo.update_job(self.tenant_id, job_id, status="running")
-                result = await self._cluster(threshold)
-                await self.repo.update_job(self.tenant_id, job_id, status="succeeded", result=result)
+            async with (
+                self._job_lock,
+                held_lease(
+                    self.services, clustering_lease(self.tenant_id), self._nursery, heartbeat=self._heartbeat
+                ) as token,
+            ):
+                lease = (clustering_lease(self.tenant_id), token)
+                if not await self.repo.update_job(self.tenant_id, job_id, status="running", lease=lease):
+                    return  # failed as orphaned while it waited (this process stalled)
+                result = await self._cluster(threshold, lease)
+                await self.repo.update_job(self.tenant_id, job_id, status="succeeded", result=result, lease=lease)
         except trio.Cancelled:
             with trio.move_on_after(2, shield=True):
                 await self.repo.update_job(
@@ -447,7 +468,11 @@ class DiscoveryActor(Actor[DiscoveryMessage]):
             if event is not None:
                 event.set()
 
-    async def _cluster(self, threshold: float) -> dict[str, Any]:
+    async def _heartbeat(self) -> None:
+        """This process still means to run its live jobs (also those queued behind the running one)."""
+        await self.repo.heartbeat_jobs(list(self._jobs))
+
+    async def _cluster(self, threshold: float, lease: tuple[str, int]) -> dict[str, Any]:
         inputs = await self.repo.merge_inputs(self.tenant_id, MAX_MERGE_CANDIDATES)
         status = {c["id"]: c["status"] for c in inputs}
         # share the representative budget of one merge evenly: each candidate's first distinct samples
@@ -464,7 +489,7 @@ class DiscoveryActor(Actor[DiscoveryMessage]):
             target = confirmed[0] if confirmed else group[0]
             sources = [c for c in group if status[c] == "pending" and c != target]
             if sources:
-                merged += len(await self.repo.merge(self.tenant_id, target, sources))
+                merged += len(await self.repo.merge(self.tenant_id, target, sources, lease=lease))
         return {"candidates_considered": len(inputs), "groups": len(groups), "candidates_merged": merged}
 
 

@@ -22,6 +22,7 @@ import dataclasses
 import json
 import uuid
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from agentgov.storage.database import Connection, Database, IntegrityError
@@ -34,7 +35,11 @@ from agentgov.storage.discovery_records import (
     IngestResult,
     PreparedEvent,
 )
-from agentgov.timeutil import now_iso
+from agentgov.storage.leases import fence
+from agentgov.timeutil import now, now_iso, to_iso
+
+#: The error of a job whose process stopped before it finished.
+ORPHANED_JOB = "the process running this job stopped before it finished; start the job again"
 
 
 def _get_candidate(conn: Connection, tenant_id: str, candidate_id: str) -> DiscoveryCandidate | None:
@@ -172,12 +177,17 @@ class DiscoveryRepo:
 
         return await self.db.read(run)
 
-    async def merge(self, tenant_id: str, target_id: str, source_ids: Sequence[str]) -> list[str]:
+    async def merge(
+        self, tenant_id: str, target_id: str, source_ids: Sequence[str], *, lease: tuple[str, int] | None = None
+    ) -> list[str]:
         """Fold pending `source_ids` into `target_id` (pending or confirmed): their fingerprints, counts,
         samples (up to the limit) and summary. Candidates no longer pending are skipped. Returns the ids
-        merged."""
+        merged. With `lease` (name, fencing token) the merge is fenced: it raises `LeaseLost`, writing
+        nothing, when the lease changed owner."""
 
         def run(conn: Connection) -> list[str]:
+            if lease is not None:
+                fence(conn, *lease)
             t = {"t": tenant_id}
             target = conn.fetchone(
                 "SELECT * FROM discovery_candidates WHERE tenant_id = :t AND id = :id", {**t, "id": target_id}
@@ -230,7 +240,9 @@ class DiscoveryRepo:
 
     # --------------------------------------------------------------------------------------------- jobs
 
-    async def create_job(self, tenant_id: str, kind: str, params: dict[str, Any]) -> DiscoveryJob:
+    async def create_job(self, tenant_id: str, kind: str, params: dict[str, Any], *, owner: str) -> DiscoveryJob:
+        """A new `queued` job, run by the process `owner` (which refreshes its heartbeat while it lives)."""
+        stamp = now_iso()
         row = {
             "id": str(uuid.uuid4()),
             "tenant_id": tenant_id,
@@ -239,19 +251,15 @@ class DiscoveryRepo:
             "params": json.dumps(params),
             "result": None,
             "error": None,
-            "created_at": now_iso(),
+            "created_at": stamp,
             "started_at": None,
             "finished_at": None,
+            "owner": owner,
+            "heartbeat_at": stamp,
         }
 
         def run(conn: Connection) -> None:
-            conn.execute(
-                """INSERT INTO discovery_jobs (id, tenant_id, kind, status, params, result, error, created_at,
-                       started_at, finished_at)
-                   VALUES (:id, :tenant_id, :kind, :status, :params, :result, :error, :created_at, :started_at,
-                       :finished_at)""",
-                row,
-            )
+            conn.insert_rows("discovery_jobs", [row])
 
         await self.db.write(run)
         return DiscoveryJob.from_row(row)
@@ -264,21 +272,64 @@ class DiscoveryRepo:
         status: str,
         result: dict[str, Any] | None = None,
         error: str | None = None,
-    ) -> None:
+        lease: tuple[str, int] | None = None,
+    ) -> bool:
+        """Move a live (`queued` or `running`) job to `status`; False when it is no longer live (it was failed
+        as orphaned meanwhile). With `lease` the update is fenced as `merge` is (raises `LeaseLost`)."""
         stamp = now_iso()
         column = "started_at" if status == "running" else "finished_at"
-        await self.db.write(
+
+        def run(conn: Connection) -> bool:
+            if lease is not None:
+                fence(conn, *lease)
+            return (
+                conn.execute(
+                    f"""UPDATE discovery_jobs SET status = :s, result = :r, error = :e, {column} = :at,
+                            heartbeat_at = :at
+                        WHERE tenant_id = :t AND id = :id AND status IN ('queued', 'running')""",
+                    {
+                        "s": status,
+                        "r": None if result is None else json.dumps(result),
+                        "e": error,
+                        "at": stamp,
+                        "t": tenant_id,
+                        "id": job_id,
+                    },
+                )
+                == 1
+            )
+
+        return await self.db.write(run)
+
+    async def heartbeat_jobs(self, job_ids: Sequence[str]) -> None:
+        """Refresh the heartbeat of this process's live jobs (it is alive and still means to run them)."""
+        if not job_ids:
+            return
+        stamp = now_iso()
+
+        def run(conn: Connection) -> None:
+            for job_id in job_ids:
+                conn.execute(
+                    "UPDATE discovery_jobs SET heartbeat_at = :at WHERE id = :id AND status IN ('queued', 'running')",
+                    {"at": stamp, "id": job_id},
+                )
+
+        await self.db.write(run)
+
+    async def fail_orphaned_jobs(self, *, lease_seconds: float, owner: str | None = None) -> int:
+        """Fail live jobs whose heartbeat is older than `lease_seconds` (their process died) or, with `owner`,
+        every live job not owned by it (one process owns an SQLite database). Returns how many."""
+        stamp = now_iso()
+        if owner is not None:
+            where, params = "(owner IS NULL OR owner <> :o)", {"o": owner}
+        else:
+            stale = to_iso(now() - timedelta(seconds=lease_seconds))
+            where, params = "(heartbeat_at IS NULL OR heartbeat_at < :stale)", {"stale": stale}
+        return await self.db.write(
             lambda conn: conn.execute(
-                f"""UPDATE discovery_jobs SET status = :s, result = :r, error = :e, {column} = :at
-                    WHERE tenant_id = :t AND id = :id""",
-                {
-                    "s": status,
-                    "r": None if result is None else json.dumps(result),
-                    "e": error,
-                    "at": stamp,
-                    "t": tenant_id,
-                    "id": job_id,
-                },
+                "UPDATE discovery_jobs SET status = 'failed', error = :e, finished_at = :at"
+                f" WHERE status IN ('queued', 'running') AND {where}",
+                {**params, "e": ORPHANED_JOB, "at": stamp},
             )
         )
 
@@ -293,6 +344,7 @@ class DiscoveryRepo:
 
 __all__ = [
     "CANDIDATE_STATUSES",
+    "ORPHANED_JOB",
     "CandidateConflict",
     "DiscoveryCandidate",
     "DiscoveryJob",

@@ -177,14 +177,15 @@ async def test_audit_trail(db: Database) -> None:
 async def test_discovery_jobs_and_candidates(db: Database) -> None:
     acme, other = await tenants(db)
     repo = DiscoveryRepo(db)
-    job = await repo.create_job(acme, "cluster", {"threshold": 0.5})
+    job = await repo.create_job(acme, "cluster", {"threshold": 0.5}, owner="process-a")
     assert job.status == "queued" and await repo.get_job(other, job.id) is None
-    await repo.update_job(acme, job.id, status="running")
-    await repo.update_job(other, job.id, status="failed", error="not mine")  # changes nothing of acme's
+    assert await repo.update_job(acme, job.id, status="running")
+    assert not await repo.update_job(other, job.id, status="failed", error="not mine")  # nothing of acme's
     assert (await repo.get_job(acme, job.id)).status == "running"  # type: ignore[union-attr]
-    await repo.update_job(acme, job.id, status="succeeded", result={"candidates": 0})
+    assert await repo.update_job(acme, job.id, status="succeeded", result={"candidates": 0})
     done = await repo.get_job(acme, job.id)
     assert done is not None and done.status == "succeeded" and done.result == {"candidates": 0}
+    assert not await repo.update_job(acme, job.id, status="failed", error="late")  # a final state stays
 
     results = await repo.ingest(acme, [prepare(event) for event in UNKNOWN_EVENTS])
     created = [r for r in results if r.outcome == "candidate_created"]
