@@ -349,6 +349,7 @@ class NotifierActor(Actor[NotifierMessage]):
             "uptime_seconds": round(svc.uptime_seconds, 3),
             "subscribers": len(self._subscribers),
             "status_interval_seconds": self.status_interval,
+            "instance": svc.instance_id,
         }
 
     def _next_wake(self) -> float:

@@ -21,13 +21,15 @@ PASSWORD = "A-long-enough-passphrase-42"
 
 
 @contextmanager
-def service_process(tmp_path: Path, name: str, env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """`python run.py` on a free port with `env` added, its log in `tmp_path/<name>.log`; yields (base URL,
-    process), and stops it (SIGTERM, then SIGKILL after 30 s) on exit."""
+def service_process(
+    tmp_path: Path, name: str, env: dict[str, str], *args: str
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`python run.py [args]` on a free port with `env` added, its log in `tmp_path/<name>.log`; yields (base
+    URL, process), and stops it (SIGTERM, then SIGKILL after 30 s) on exit."""
     port = free_port()
     log = (tmp_path / f"{name}.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "run.py"), "--port", str(port)],
+        [sys.executable, str(ROOT / "run.py"), "--port", str(port), *args],
         env={**os.environ, **env, "DATA_DIR": str(tmp_path / name)},
         stdout=log,
         stderr=subprocess.STDOUT,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import trio
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from quart import Blueprint, Response, current_app, jsonify
 from quart_schema import document_response, tag
 
@@ -40,6 +40,7 @@ class StatusOut(BaseModel):
     started_at: float
     uptime_seconds: float
     tenant_id: str | None
+    instance: str = Field(description="the process that answered (host:pid:random), as in `system.status`")
     components: dict[str, ComponentStatus]
     actors: dict[str, Any]
 
@@ -175,6 +176,7 @@ async def status() -> dict[str, Any]:
         started_at=svc.started_at,
         uptime_seconds=round(svc.uptime_seconds, 3),
         tenant_id=principal().tenant_id,
+        instance=svc.instance_id,
         components=components,
         actors={
             "count": len(actors),

@@ -11,8 +11,8 @@ Messages (server to client), one JSON envelope for every event::
 
 `event` is one of `policy.violated`, `anomaly.detected`, `hitl.requested`, `hitl.resolved` (data: the
 approval request), `system.status` (data: status, version, uptime_seconds, subscribers,
-status_interval_seconds; sent first on connect, then every `NOTIFY_STATUS_INTERVAL` seconds). Only the
-tenant's own events are sent. What clients send is read and ignored.
+status_interval_seconds, instance: the process serving this connection; sent first on connect, then every
+`NOTIFY_STATUS_INTERVAL` seconds). Only the tenant's own events are sent. What clients send is read and ignored.
 
 Close codes: 1001 the service is shutting down; 1013 the notifier is unavailable, retry later; 4001 the
 access token expired (reconnect with a fresh one); 4008 the client read too slowly: its buffer of pending
