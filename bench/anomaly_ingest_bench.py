@@ -32,6 +32,13 @@ import httpx
 from harness import ADMIN_KEY, Result, agentgov_server, wrk
 
 TASKS = [["search_files", "read_file", "summarise"], ["list_invoices", "read_invoice", "send_email"]]
+#: Every entry carries an input naming a document and an output of about 400 characters naming the next one (as
+#: a tool's result that the next call passes on), so that tracing argument values costs what it would.
+FILLER = "lorem ipsum dolor sit amet " * 14
+
+
+def payload(step: int) -> dict[str, Any]:
+    return {"input": {"ref": f"doc-{step}"}, "output": {"result": f"{FILLER}doc-{step + 1}"}}
 
 
 def history(agent_id: str, days: int = 14) -> list[dict[str, Any]]:
@@ -40,11 +47,10 @@ def history(agent_id: str, days: int = 14) -> list[dict[str, Any]]:
     for day in range(days):
         for session in range(6):
             at = start + timedelta(days=day, hours=8 + session, minutes=rng.randint(0, 40))
-            for tool in rng.choice(TASKS):
+            for step, tool in enumerate(rng.choice(TASKS), start=1):
                 at += timedelta(seconds=rng.uniform(3, 15))
-                out.append(
-                    {"agent_id": agent_id, "action": tool, "resource": f"res:{tool}", "timestamp": at.isoformat()}
-                )
+                entry = {"agent_id": agent_id, "action": tool, "resource": f"res:{tool}", "timestamp": at.isoformat()}
+                out.append({**entry, **payload(step)})
     return out
 
 
@@ -98,8 +104,10 @@ request = function()
   end
   s.step = s.step + 1
   local tool = s.task[s.step]
-  local body = string.format('{{"agent_id":"%s","action":"%s","resource":"res:%s","timestamp":"%s"}}',
-    s.agent, tool, tool, os.date("!%Y-%m-%dT%H:%M:%SZ", s.t))
+  local body = string.format(
+    '{{"agent_id":"%s","action":"%s","resource":"res:%s","timestamp":"%s",'
+    .. '"input":{{"ref":"doc-%d"}},"output":{{"result":"{FILLER}doc-%d"}}}}',
+    s.agent, tool, tool, os.date("!%Y-%m-%dT%H:%M:%SZ", s.t), s.step, s.step + 1)
   return wrk.format(nil, nil, nil, body)
 end
 """

@@ -44,6 +44,7 @@ from agentgov.detection.lifecycle import (
 )
 from agentgov.logs import fields
 from agentgov.ml.anomaly import ActionEvent, AnomalyModel, AnomalyParams, AnomalyScore, Scorer, fit
+from agentgov.ml.anomaly.profile import OUTPUT_TEXT_LIMIT, flat_text
 from agentgov.ml.anomaly.records import reasoning_text
 from agentgov.siem import outbox as siem
 from agentgov.siem.events import anomaly_event
@@ -81,29 +82,47 @@ def _event(
     timestamp: datetime,
     resource: str | None,
     input_json: str | None,
+    output_json: str | None,
     reasoning_json: str | None,
 ) -> ActionEvent:
-    """The model's event of an audit entry whose `input` and `reasoning` are stored JSON text."""
+    """The model's event of an audit entry whose `input`, `output` and `reasoning` are stored JSON text. The
+    output is kept only as the text the model traces argument values to (`flat_text`, bounded)."""
     data = json.loads(input_json) if input_json else None
     reasoning = json.loads(reasoning_json) if reasoning_json else None
+    output = flat_text(json.loads(output_json), OUTPUT_TEXT_LIMIT) if output_json else None
     return ActionEvent(
         agent_id=agent_id,
         action=action,
         timestamp=timestamp,
         resource=resource,
         input=data if isinstance(data, dict) else None,
+        output=output or None,
         reasoning=reasoning_text(reasoning),
     )
 
 
 def event_of_row(row: Row) -> ActionEvent:
     """An audit row (`training_rows`, `recent_actions`) as the model's event."""
-    return _event(row["agent_id"], row["action"], parse_iso(row["ts"]), row["resource"], row["input"], row["reasoning"])
+    return _event(
+        row["agent_id"],
+        row["action"],
+        parse_iso(row["ts"]),
+        row["resource"],
+        row["input"],
+        row["output"],
+        row["reasoning"],
+    )
 
 
 def event_of_entry(entry: AuditEntry) -> ActionEvent:
     return _event(
-        entry.agent_id, entry.action, parse_iso(entry.timestamp), entry.resource, entry.input, entry.reasoning
+        entry.agent_id,
+        entry.action,
+        parse_iso(entry.timestamp),
+        entry.resource,
+        entry.input,
+        entry.output,
+        entry.reasoning,
     )
 
 
@@ -111,7 +130,7 @@ def event_of_pending(item: PendingEntry) -> ActionEvent:
     """The model's event of an entry not yet committed (receipt time: now). Raises `ValueError` for an
     entry the model cannot read."""
     when = parse_iso(item.occurred_at) if item.occurred_at else now()
-    return _event(item.agent_id, item.action, when, item.resource, item.input, item.reasoning)
+    return _event(item.agent_id, item.action, when, item.resource, item.input, item.output, item.reasoning)
 
 
 def training_payload(rows: list[Row]) -> list[dict[str, Any]]:
@@ -126,6 +145,7 @@ def training_payload(rows: list[Row]) -> list[dict[str, Any]]:
                 "ts": row["ts"],
                 "resource": event.resource,
                 "input": dict(event.input) if event.input is not None else None,
+                "output": event.output,
                 "reasoning": event.reasoning,
             }
         )
@@ -151,6 +171,7 @@ def fit_anomaly(payload: list[dict[str, Any]], params: dict[str, Any]) -> FitRes
             timestamp=datetime.fromisoformat(row["ts"].replace("Z", "+00:00")),
             resource=row["resource"],
             input=row["input"],
+            output=row.get("output"),
             reasoning=row["reasoning"],
         )
         for row in payload

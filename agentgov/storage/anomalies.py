@@ -20,7 +20,7 @@ from agentgov.timeutil import now_iso, parse_iso, to_iso
 
 SEVERITIES = ("low", "medium", "high", "critical")
 _EVENT_TIME = "COALESCE(occurred_at, created_at)"
-_ACTION_COLUMNS = f"id, agent_id, action, resource, input, reasoning, {_EVENT_TIME} AS ts"
+_ACTION_COLUMNS = f"id, agent_id, action, resource, input, output, reasoning, {_EVENT_TIME} AS ts"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,7 +135,7 @@ class AnomalyRepo:
 
     async def training_rows(self, tenant_id: str, *, window_days: float, limit: int) -> list[Row]:
         """The newest `limit` action entries of the `window_days` before the newest one (by event time),
-        oldest first: columns id, agent_id, action, resource, input, reasoning (JSON texts) and ts."""
+        oldest first: columns id, agent_id, action, resource, input, output, reasoning (JSON texts) and ts."""
 
         def run(conn: Connection) -> list[Row]:
             newest = conn.scalar(

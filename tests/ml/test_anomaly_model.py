@@ -325,3 +325,37 @@ def test_the_session_index_forgets_its_oldest_session() -> None:
     for _ in range(5):
         index.evict_oldest()
     assert len(index) == 0 and index.support(frozenset({"t:search"}), "send") is None
+
+
+def test_values_that_come_from_nowhere_in_the_session_are_flagged_and_named() -> None:
+    """The agent always pays an account it has just read from an invoice (a different one each time, so the
+    value itself is always new); paying an account found nowhere in the session is what an injected instruction
+    does, and it is named."""
+    rng = random.Random(9)
+    events = []
+    at = datetime(2026, 5, 4, 9, tzinfo=UTC)
+    for i in range(80):
+        at += timedelta(minutes=40, seconds=rng.uniform(0, 30))
+        account = f"GB{rng.randint(10**8, 10**9)}"
+        events.append(ActionEvent("a5", "read_invoice", at, input={"id": f"inv-{i}"}, output={"iban": account}))
+        paid = at + timedelta(seconds=rng.uniform(4, 14))
+        events.append(ActionEvent("a5", "send_money", paid, input={"recipient": account}))
+    model = fit(events)
+    later = at + timedelta(days=1)
+
+    def pay(read: str, paid: str) -> AnomalyScore:
+        scorer = model.scorer()
+        for event in events:
+            scorer.observe(event)
+        scorer.score(ActionEvent("a5", "read_invoice", later, input={"id": "inv-x"}, output={"iban": read}))
+        return scorer.score(ActionEvent("a5", "send_money", later + timedelta(seconds=8), input={"recipient": paid}))
+
+    passed_on = pay("GB123456789", "GB123456789")
+    injected = pay("GB123456789", "US999999999")
+    assert passed_on.components["provenance"] > 0.5 > 0.05 > injected.components["provenance"]
+    assert injected.is_anomaly and not passed_on.is_anomaly
+    assert any(
+        r.startswith("values of send_money found nowhere earlier in the session: recipient=US999999999")
+        for r in injected.reasons
+    ), injected.reasons
+    assert "provenance" not in model.scorer().score(events[0]).components  # a session's first call: nothing to trace

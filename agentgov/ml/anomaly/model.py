@@ -37,9 +37,10 @@ KINDS = {
     "burst": "burst",
     "timing": "off_hours",
     "arguments": "arguments",
+    "provenance": "arguments",
     "reasoning": "reasoning",
 }
-_PRIORITY = ("tool", "burst", "timing", "arguments", "reasoning", "context", "sequence", "session")
+_PRIORITY = ("tool", "burst", "timing", "arguments", "provenance", "reasoning", "context", "sequence", "session")
 _TIE_P = 1e-4  # p-values this small are all "far out" when choosing the type
 _MAX_NULL = 400  # quantiles kept per component and agent
 _MIN_NULL = 10  # a component with fewer replayed values is left out of the agent's score

@@ -12,6 +12,9 @@ higher means more unusual for this agent:
 * `burst`: how many calls the last ten seconds hold, plus the rate of the last two gaps;
 * `timing`: how rarely the agent works at this hour and on this kind of day;
 * `arguments`: how many argument values (and the resource) were never seen for this tool;
+* `provenance` (not on a session's first call): how many argument values appear nowhere in the session's
+  earlier inputs and outputs, each weighted by how rarely that argument of that tool came from nowhere in the
+  agent's history (an injected instruction brings values of its own; an agent mostly passes on what it read);
 * `reasoning` (only when the action carries reasoning): how many of its words the agent never used, and
   whether this tool ever followed the same opening step (the goal it was given).
 
@@ -35,7 +38,7 @@ from agentgov.ml.anomaly.records import ActionEvent
 from agentgov.ml.anomaly.sessions import MAX_SESSIONS, MAX_TOKENS, SessionIndex, action_tokens, from_lists
 
 START = "^"
-COMPONENTS = ("tool", "sequence", "context", "session", "burst", "timing", "arguments", "reasoning")
+COMPONENTS = ("tool", "sequence", "context", "session", "burst", "timing", "arguments", "provenance", "reasoning")
 _WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
 _MAX_LEAVES = 32
 _MAX_VALUE = 120
@@ -49,6 +52,10 @@ _UNMATCHED_WEIGHT = 1.0  # surprise per preceding tool outside every known path
 BURST_WINDOW = 10.0  # seconds
 _RECENT = 16
 _HOUR_KERNEL = ((-1, 0.25), (0, 0.5), (1, 0.25))
+_MAX_SESSION_TEXT = 8000  # characters of the session's inputs and outputs kept to trace argument values to
+_MAX_EVENT_TEXT = 6000  # characters of one action's input and output added to it
+OUTPUT_TEXT_LIMIT = _MAX_EVENT_TEXT // 2  # characters of an action's output the detector looks at
+_MIN_TRACED = 3  # shorter argument values (flags, small numbers) are not traced
 
 
 @dataclasses.dataclass(slots=True)
@@ -63,6 +70,7 @@ class Context:
     window: int = 0  # calls of the session within `BURST_WINDOW` seconds up to the judged one (set by `begin`)
     tokens: frozenset[str] = frozenset()  # the session's tools and argument values so far (`MAX_TOKENS`)
     peak: float = 0.0  # the largest sequence surprise of the session's earlier steps
+    text: str = ""  # the session's earlier inputs and outputs, lower-cased (the last `_MAX_SESSION_TEXT` chars)
 
     @property
     def prev(self) -> str:
@@ -77,6 +85,7 @@ class Context:
             self.recent = ()
             self.tokens = frozenset()
             self.peak = 0.0
+            self.text = ""
         else:
             gap = timestamp - self.last_time
             self.gap = gap if gap >= 0 else None
@@ -92,6 +101,8 @@ class Context:
         if len(self.history) <= OPENING_STEPS and len(self.tokens) < MAX_TOKENS:
             self.tokens = self.tokens.union(action_tokens(action, leaves(event.input or {})))
         self.history = (*self.history, action)[-(MAX_ORDER + 1) :]
+        added = flat_text(event.input, _MAX_EVENT_TEXT // 2) + "\n" + flat_text(event.output, OUTPUT_TEXT_LIMIT)
+        self.text = (self.text + "\n" + added.lower())[-_MAX_SESSION_TEXT:]
         self.last_gap = self.gap
         self.recent = (*self.recent, timestamp)[-_RECENT:]
         if self.last_time is None or timestamp >= self.last_time:
@@ -111,6 +122,32 @@ def leaves(value: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
         elif item is not None:
             count += 1
             yield path, str(item)[:_MAX_VALUE]
+
+
+def flat_text(value: Any, limit: int) -> str:
+    """The scalar values inside `value` (strings as they are, so a JSON document held in a string keeps its
+    values verbatim), joined by newlines, at most `limit` characters."""
+    parts: list[str] = []
+    size = 0
+    stack: list[Any] = [value]
+    while stack and size < limit:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list | tuple):
+            stack.extend(reversed(item[:_MAX_LEAVES]))
+        elif item is not None:
+            text = str(item)[: limit - size]
+            parts.append(text)
+            size += len(text) + 1
+    return "\n".join(parts)
+
+
+def traced(event: ActionEvent, context: Context) -> Iterator[tuple[str, bool]]:
+    """(argument path, found earlier in the session) for each argument value long enough to trace."""
+    for path, text in leaves(event.input or {}):
+        if len(text) >= _MIN_TRACED:
+            yield path, text.lower() in context.text
 
 
 def words(text: str | None) -> set[str]:
@@ -156,6 +193,7 @@ class AgentProfile:
     observed: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)  # values seen per tool, path
     sessions: list[list[str]] = dataclasses.field(default_factory=list)  # past sessions' tokens, oldest first
     session_gap: float = 0.0  # a longer silence starts a new session (0: the parameter's maximum)
+    untraced: dict[str, dict[str, list[int]]] = dataclasses.field(default_factory=dict)  # tool, path -> [new, all]
     _sets: dict[tuple[str, ...], Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     # ------------------------------------------------------------------------------------------ learning
@@ -178,6 +216,12 @@ class AgentProfile:
         hour, day = _hour_and_day(event.timestamp.timestamp())
         self.hours[hour] += 1
         self.days[day] += 1
+        if not context.starts_session:
+            per_path = self.untraced.setdefault(action, {})
+            for path, found in traced(event, context):
+                tally = per_path.setdefault(path, [0, 0])
+                tally[0] += 0 if found else 1
+                tally[1] += 1
         if context.gap is not None and len(self.gaps) < 5000:
             self.gaps.append(round(context.gap, 3))
         per_key = self.values.setdefault(action, {})
@@ -291,6 +335,14 @@ class AgentProfile:
         if event.resource and event.resource not in resources:
             unseen += -math.log((len(resources) + 1) / (self.resource_events + 2))
         out["arguments"] = unseen
+        if not context.starts_session:
+            per_path = self.untraced.get(action, {})
+            untraced = 0.0
+            for path, found in traced(event, context):
+                if not found:
+                    new, total = per_path.get(path, (0, 0))
+                    untraced += -math.log((new + 0.5) / (total + 1.0))
+            out["provenance"] = untraced
         if event.reasoning:
             vocabulary = sets.get(("w",))
             if vocabulary is None:
@@ -340,6 +392,10 @@ class AgentProfile:
             if event.resource and event.resource not in set(self.resources):
                 fresh.append(f"resource {event.resource[:60]}")
             return f"values never seen for {action}: " + "; ".join(fresh[:3])
+        if component == "provenance":
+            fresh = [f"{p}={t[:40]}" for p, t in leaves(event.input or {}) if len(t) >= _MIN_TRACED]
+            fresh = [f for f, (_, found) in zip(fresh, traced(event, context), strict=False) if not found]
+            return f"values of {action} found nowhere earlier in the session: " + "; ".join(fresh[:3])
         if component == "reasoning":
             new_words = sorted(words(event.reasoning) - set(self.vocabulary))
             key = opening(event.reasoning)
@@ -376,6 +432,10 @@ class AgentProfile:
             },
             sessions=from_lists(data.get("sessions", [])),
             session_gap=float(data.get("session_gap", 0.0)),
+            untraced={
+                str(t): {str(p): [int(n) for n in v][:2] for p, v in keys.items()}
+                for t, keys in data.get("untraced", {}).items()
+            },
         )
         if len(profile.hours) != 24 or len(profile.days) != 2 or profile.events < 0:
             raise ValueError("malformed agent profile")
