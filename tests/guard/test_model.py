@@ -10,10 +10,20 @@ import pytest
 import scipy.sparse as sp
 
 from agentgov.detection.guard_memory import RECENT_CHARS, RECENT_TTL, GuardCounters, RecentValidations
+from agentgov.ml.guard import model as guard_model
 from agentgov.ml.guard import train
 from agentgov.ml.guard.base import default_document, default_model
 from agentgov.ml.guard.fit import GuardParams
-from agentgov.ml.guard.model import _CHAR, _WORD, CHUNK_CHARS, GuardModel, bucket_counts, chunks, count_features
+from agentgov.ml.guard.model import (
+    _CHAR,
+    _WORD,
+    CHUNK_CHARS,
+    GuardModel,
+    bucket_counts,
+    char_wb_grams,
+    chunks,
+    count_features,
+)
 from agentgov.ml.guard.normalise import normalise
 from agentgov.ml.guard.rules import match_rules
 
@@ -26,13 +36,36 @@ TEXTS = [
 ]
 
 
+EDGE_TEXTS = [
+    "a I ab abc abcd abcde abcdef",  # words shorter than, as long as and longer than the grams
+    "  tabs\tand\nnew  lines\r\n  ",
+    "ÄÖÜ Straße ΣΊΣΥΦΟΣ 中文字符 🌱🌱 emoji",
+    "x" * 300,
+]
+
+
 def test_hashing_of_one_text_equals_the_vectoriser() -> None:
-    for text in TEXTS:
+    for text in [*TEXTS, *EDGE_TEXTS]:
+        assert char_wb_grams(text) == _CHAR.build_analyzer()(text)
         row = sp.hstack([_CHAR.transform([text]), _WORD.transform([text])], format="csr")
         row.sum_duplicates()
-        buckets, counts = bucket_counts(text)
-        assert buckets.tolist() == row.indices.tolist() and counts.tolist() == row.data.tolist()
+        for _ in range(2):  # hashed, then remembered
+            buckets, counts = bucket_counts(text)
+            assert buckets.tolist() == row.indices.tolist() and counts.tolist() == row.data.tolist()
     assert [len(a) for a in bucket_counts("")] == [0, 0]
+
+
+def test_remembered_grams_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    memory: dict[str, int] = {}
+    monkeypatch.setattr(guard_model, "_CHAR_COLUMNS", memory)
+    monkeypatch.setattr(guard_model, "MAX_REMEMBERED_GRAMS", 50)
+    short, long = "tiny words", "a longer text with many more distinct character grams than fit"
+    expected = bucket_counts(long)[0].tolist()
+    bucket_counts(short)
+    assert 0 < len(memory) <= 50
+    remembered = dict(memory)
+    assert bucket_counts(long)[0].tolist() == expected  # too many new grams: hashed, not remembered
+    assert memory == remembered
 
 
 def test_the_fast_path_equals_the_batch_path() -> None:
