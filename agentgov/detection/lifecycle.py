@@ -46,6 +46,8 @@ from agentgov.storage.detectors import (
     DetectorState,
     ModelVersion,
     NewVersion,
+    StateChanged,
+    TaskNotLive,
     TrainingInProgress,
     TrainingTask,
     VersionNotFound,
@@ -243,8 +245,8 @@ class DetectorActor(Actor[DetectorMessage]):
                 await self.repo.fail_orphaned_tasks(lease_seconds=self.settings.training_lease)
                 if self.settings.auto_train and await self.kind.should_auto_train(self.services, self.tenant_id, state):
                     try:
-                        await self._start("system:auto-train", {}, "automatic")
-                    except (TrainingInProgress, TrainingRefused) as exc:
+                        await self._start("system:auto-train", {}, "automatic", if_generation=state.generation)
+                    except (TrainingInProgress, TrainingRefused, StateChanged) as exc:
                         log.debug("automatic training not started", extra=self._fields(error=str(exc)))
         except DatabaseError as exc:
             log.warning("detector refresh failed; keeping the active model", extra=self._fields(error=str(exc)))
@@ -253,7 +255,9 @@ class DetectorActor(Actor[DetectorMessage]):
 
     # -------------------------------------------------------------------------------------------- training
 
-    async def _start(self, requested_by: str, params: dict[str, Any], trigger: str) -> TrainingTask:
+    async def _start(
+        self, requested_by: str, params: dict[str, Any], trigger: str, *, if_generation: int | None = None
+    ) -> TrainingTask:
         checked = self.kind.check_params(params)
         task = await self.repo.create_task(
             self.tenant_id,
@@ -261,6 +265,7 @@ class DetectorActor(Actor[DetectorMessage]):
             trigger=trigger,
             params=checked,
             owner=self.services.instance_id,
+            if_generation=if_generation,
         )
         assert self._ctx is not None
         running = _Running(task, trio.CancelScope(), trio.Event())
@@ -323,7 +328,7 @@ class DetectorActor(Actor[DetectorMessage]):
         except trio.Cancelled:  # the actor is stopping (shutdown): as if an operator had cancelled
             status = CANCELLED
             raise
-        except (TrainingRefused, ValueError) as exc:
+        except (TrainingRefused, TaskNotLive, ValueError) as exc:
             error = str(exc)
         except trio_parallel.BrokenWorkerError as exc:  # the worker process died (e.g. out of memory)
             error = f"the training process stopped: {exc}"

@@ -35,6 +35,16 @@ TASK_STATUSES = (QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED)
 ORPHANED = "the process running this training stopped before it finished"
 
 
+class TaskNotLive(Exception):
+    """The task a version was trained by is no longer live (it was failed as orphaned while its process
+    stalled, and another training may have run since): its version must not be stored."""
+
+
+class StateChanged(Exception):
+    """The detector's state moved on (a version was stored, a rollback, a threshold) since the caller read it:
+    a decision taken on the old state (to train automatically) no longer holds."""
+
+
 class TrainingInProgress(Exception):
     """A task of this tenant and detector is already queued or running (`task` is it)."""
 
@@ -239,9 +249,19 @@ class DetectorRepo:
     # ---------------------------------------------------------------------------------------------- tasks
 
     async def create_task(
-        self, tenant_id: str, *, requested_by: str, trigger: str, params: dict[str, Any], owner: str
+        self,
+        tenant_id: str,
+        *,
+        requested_by: str,
+        trigger: str,
+        params: dict[str, Any],
+        owner: str,
+        if_generation: int | None = None,
     ) -> TrainingTask:
-        """A new `queued` task. Raises `TrainingInProgress` when a live one exists (in any process)."""
+        """A new `queued` task. Raises `TrainingInProgress` when a live one exists (in any process) and, with
+        `if_generation`, `StateChanged` when the state's generation is no longer that one (checked in the same
+        transaction: an automatic training decided on a state another process's training just changed is not
+        started twice)."""
         stamp = now_iso()
         row = {
             "id": str(uuid.uuid4()),
@@ -263,6 +283,8 @@ class DetectorRepo:
         }
 
         def run(conn: Connection) -> None:
+            if if_generation is not None and _state(conn, tenant_id, self.detector).generation != if_generation:
+                raise StateChanged(f"the {self.detector} detector's state changed since it was read")
             conn.insert_rows("detector_tasks", [row])
 
         for _ in range(3):
@@ -381,10 +403,20 @@ class DetectorRepo:
 
     async def add_version(self, tenant_id: str, new: NewVersion, *, keep: int) -> ModelVersion:
         """Store `new` as the next version, make it active and apply retention (the newest `keep` versions and
-        the active one stay), in one transaction."""
+        the active one stay), in one transaction. Fenced by its task: raises `TaskNotLive`, storing nothing, when
+        `new.task_id` is no longer queued or running (the task row stays locked until the version is stored)."""
         detector = self.detector
 
         def run(conn: Connection) -> ModelVersion:
+            if new.task_id is not None and (
+                conn.execute(
+                    """UPDATE detector_tasks SET heartbeat_at = :at
+                       WHERE tenant_id = :t AND id = :id AND status IN ('queued', 'running')""",
+                    {"at": now_iso(), "t": tenant_id, "id": new.task_id},
+                )
+                != 1
+            ):
+                raise TaskNotLive(f"training task {new.task_id} is no longer running; its model is not stored")
             if conn.dialect == "postgres":  # serialise version numbering per tenant and detector
                 conn.execute("SELECT pg_advisory_xact_lock(hashtext(:k))", {"k": f"detector:{tenant_id}:{detector}"})
             number = int(
@@ -478,6 +510,8 @@ __all__ = [
     "DetectorState",
     "ModelVersion",
     "NewVersion",
+    "StateChanged",
+    "TaskNotLive",
     "TrainingInProgress",
     "TrainingTask",
     "VersionNotFound",

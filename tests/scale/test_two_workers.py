@@ -267,13 +267,13 @@ async def test_clustering_jobs_of_one_tenant_never_overlap_across_workers(tmp_pa
             nursery.start_soon(start, on_a)
             nursery.start_soon(start, on_b)
 
-        async def finished() -> list[dict]:
-            states = [(await on_a.get(job["status_url"])).json() for job in jobs]
-            return states if all(s["status"] in ("succeeded", "failed") for s in states) else []
+        done: list[dict] = []
 
-        with trio.fail_after(60):
-            while not (done := await finished()):
-                await trio.sleep(0.1)
+        async def finished() -> bool:
+            done[:] = [(await on_a.get(job["status_url"])).json() for job in jobs]
+            return all(s["status"] in ("succeeded", "failed") for s in done)
+
+        await wait_until(finished, within=60, every=0.1)
         assert all(job["status"] == "succeeded" for job in done), done
         spans = sorted((job["started_at"], job["finished_at"]) for job in done)
         for (_, ended), (began, _) in itertools.pairwise(spans):
