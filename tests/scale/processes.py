@@ -47,28 +47,39 @@ def service_process(
         log.close()
 
 
-@asynccontextmanager
-async def two_processes(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient]]:
+@contextmanager
+def shared_backends(**extra: str) -> Iterator[dict[str, str]]:
+    """The settings of processes that share a fresh PostgreSQL database and Redis prefix (dropped after),
+    with `extra` added."""
     with postgres_database() as database_url, redis_prefix() as prefix:
-        env = {
+        yield {
             "DATABASE_URL": database_url,
             "REDIS_URL": REDIS_URL,
             "REDIS_PREFIX": prefix,
             "ADMIN_KEY": ADMIN["X-Admin-Key"],
             "ANOMALY_AUTO_TRAIN": "off",
+            **extra,
         }
-        with service_process(tmp_path, "a", env) as (url_a, _), service_process(tmp_path, "b", env) as (url_b, _):
-            async with (
-                httpx.AsyncClient(base_url=url_a, timeout=30) as a,
-                httpx.AsyncClient(base_url=url_b, timeout=30) as b,
-            ):
 
-                async def up(client: httpx.AsyncClient) -> bool:
-                    try:
-                        return (await client.get("/api/v1/health/ready")).status_code == 200
-                    except httpx.TransportError:
-                        return False
 
-                await wait_until(lambda: up(a), within=60, every=0.1)
-                await wait_until(lambda: up(b), within=60, every=0.1)
-                yield a, b
+@asynccontextmanager
+async def two_processes(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient]]:
+    with (
+        shared_backends() as env,
+        service_process(tmp_path, "a", env) as (url_a, _),
+        service_process(tmp_path, "b", env) as (url_b, _),
+    ):
+        async with (
+            httpx.AsyncClient(base_url=url_a, timeout=30) as a,
+            httpx.AsyncClient(base_url=url_b, timeout=30) as b,
+        ):
+
+            async def up(client: httpx.AsyncClient) -> bool:
+                try:
+                    return (await client.get("/api/v1/health/ready")).status_code == 200
+                except httpx.TransportError:
+                    return False
+
+            await wait_until(lambda: up(a), within=60, every=0.1)
+            await wait_until(lambda: up(b), within=60, every=0.1)
+            yield a, b

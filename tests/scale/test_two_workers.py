@@ -29,8 +29,7 @@ import trio
 from trio_websocket import WebSocketConnection, open_websocket_url
 
 from tests.policies.helpers import FORBID_DROP, PERMIT_ACTIVE
-from tests.scale.processes import ADMIN, PASSWORD, service_process
-from tests.support.backends import REDIS_URL, postgres_database, redis_prefix
+from tests.scale.processes import ADMIN, PASSWORD, service_process, shared_backends
 from tests.support.polling import wait_until
 
 pytestmark = pytest.mark.postgres
@@ -99,17 +98,9 @@ class Workers:
 
 @asynccontextmanager
 async def two_workers(tmp_path: Path) -> AsyncIterator[Workers]:
-    with postgres_database() as database_url, redis_prefix() as prefix:
-        env = {
-            "DATABASE_URL": database_url,
-            "REDIS_URL": REDIS_URL,
-            "REDIS_PREFIX": prefix,
-            "ADMIN_KEY": ADMIN["X-Admin-Key"],
-            "ANOMALY_AUTO_TRAIN": "off",
-            "LEASE_SECONDS": str(LEASE_SECONDS),
-            "KEEP_ALIVE_TIMEOUT": "600",  # a pinned connection stays with its worker for the whole test
-            "LOG_LEVEL": "INFO",
-        }
+    # KEEP_ALIVE_TIMEOUT: a pinned connection stays with its worker for the whole test
+    with shared_backends(LEASE_SECONDS=str(LEASE_SECONDS), KEEP_ALIVE_TIMEOUT="600", LOG_LEVEL="INFO") as env:
+        database_url = env["DATABASE_URL"]
         with service_process(tmp_path, "workers", env, "--workers", "2") as (url, parent):
             async with AsyncExitStack() as stack:
                 workers = Workers(url, database_url, tmp_path / "workers.log", stack)

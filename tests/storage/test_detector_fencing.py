@@ -51,31 +51,16 @@ async def test_an_automatic_training_decided_on_an_old_state_is_not_started(data
         acme, _ = await tenants(db)
         repo = DetectorRepo(db, "anomaly")
         seen = await repo.state(acme)  # this process decides to train automatically...
-        other = await repo.create_task(
-            acme, requested_by="system:auto-train", trigger="automatic", params={}, owner="b"
-        )
+        auto: dict = {"requested_by": "system:auto-train", "trigger": "automatic", "params": {}}
+        other = await repo.create_task(acme, owner="b", **auto)
         await repo.add_version(acme, _version(other.id), keep=5)  # ...while another process's training ends
         assert await repo.finish(acme, other.id, "succeeded", version=1)
 
         with pytest.raises(StateChanged):
-            await repo.create_task(
-                acme,
-                requested_by="system:auto-train",
-                trigger="automatic",
-                params={},
-                owner="a",
-                if_generation=seen.generation,
-            )
+            await repo.create_task(acme, owner="a", if_generation=seen.generation, **auto)
         assert await repo.live_task(acme) is None
         fresh = await repo.state(acme)
-        task = await repo.create_task(
-            acme,
-            requested_by="system:auto-train",
-            trigger="automatic",
-            params={},
-            owner="a",
-            if_generation=fresh.generation,
-        )
+        task = await repo.create_task(acme, owner="a", if_generation=fresh.generation, **auto)
         assert task.status == "queued"
     finally:
         await db.close()
