@@ -160,6 +160,11 @@ class APIConnectionError(AgentgovError):
     """No answer arrived: the connection could not be made or broke (the request may or may not have run)."""
 
 
+#: What "the service cannot be asked" means (no answer, or 503 after the retries): the errors that fail-open
+#: and fail-closed choices are about.
+UNREACHABLE_ERRORS: tuple[type[AgentgovError], ...] = (APIConnectionError, ServiceUnavailableError)
+
+
 class APITimeoutError(APIConnectionError):
     """No answer arrived within the client's timeout."""
 

@@ -102,6 +102,17 @@ def as_list(values: Iterable[str] | None) -> list[str] | None:
     return None if values is None else [str(v) for v in values]
 
 
+#: The longest JSON text of an ``input``, ``output`` or ``arguments`` value sent as is (the service keeps at
+#: most 64 KiB of JSON per field); longer ones are cut and marked ``"truncated": true``.
+MAX_JSON_CHARS = 48 * 1024
+
+
+def error_output(error: BaseException | str) -> dict[str, Any]:
+    """The audit ``output`` of a failed run: ``{"error": "<type>: <message>"}`` (or the error text given)."""
+    text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+    return {"error": text[:MAX_JSON_CHARS]}
+
+
 def json_object(value: Any) -> dict[str, Any]:
     """`value` as the JSON object an audit ``output`` must be: a dict that serialises stays as it is; anything
     else becomes ``{"result": value}`` (or its ``repr`` when it does not serialise to JSON)."""

@@ -9,16 +9,15 @@ from typing import Any, Literal
 
 from agentgov_client._core import ClientCore
 from agentgov_client._flow import Flow, Invoke
-from agentgov_client._ops._common import json_object
+from agentgov_client._ops._common import MAX_JSON_CHARS, error_output, json_object
 from agentgov_client._ops.approvals import request_approval, wait_for_decision
 from agentgov_client._ops.audit import log_action
 from agentgov_client._ops.policies import check
+from agentgov_client.errors import UNREACHABLE_ERRORS as _UNREACHABLE
 from agentgov_client.errors import (
     ActionDenied,
     AgentgovError,
-    APIConnectionError,
     ApprovalTimeout,
-    ServiceUnavailableError,
     ServiceUnreachable,
 )
 from agentgov_client.models import ApprovalRequest, PolicyDecision
@@ -26,17 +25,13 @@ from agentgov_client.models import ApprovalRequest, PolicyDecision
 log = logging.getLogger("agentgov_client")
 
 OnUnreachable = Literal["fail_closed", "fail_open"]
-#: The largest ``output`` logged as is (the service stores at most 64 KiB of JSON per field).
-MAX_OUTPUT_CHARS = 48 * 1024
-
-_UNREACHABLE = (APIConnectionError, ServiceUnavailableError)
 
 
 def _output(result: Any) -> dict[str, Any]:
     output = json_object(result)
     text = json.dumps(output, default=repr)
-    if len(text) > MAX_OUTPUT_CHARS:
-        return {"result": text[:MAX_OUTPUT_CHARS], "truncated": True}
+    if len(text) > MAX_JSON_CHARS:
+        return {"result": text[:MAX_JSON_CHARS], "truncated": True}
     return output
 
 
@@ -147,7 +142,7 @@ def _run_and_log(
     try:
         result = yield Invoke(run)
     except Exception as exc:
-        output = {"error": f"{type(exc).__name__}: {exc}"[:MAX_OUTPUT_CHARS]}
+        output = error_output(exc)
         yield from _log(core, agent_id, action, resource, context, output, approved, best_effort=True)
         raise
     yield from _log(core, agent_id, action, resource, context, _output(result), approved, best_effort=best_effort)

@@ -42,13 +42,8 @@ from agentgov_client._ops.policies import check
 from agentgov_client._version import __version__
 from agentgov_client.async_client import AsyncClient
 from agentgov_client.client import Client
-from agentgov_client.errors import (
-    AgentgovError,
-    APIConnectionError,
-    ApprovalTimeout,
-    NotFoundError,
-    ServiceUnavailableError,
-)
+from agentgov_client.errors import UNREACHABLE_ERRORS as _UNREACHABLE
+from agentgov_client.errors import AgentgovError, ApprovalTimeout, NotFoundError
 from agentgov_client.integrations._clients import _AsyncState, _loop_key, _settings_of
 from agentgov_client.integrations._values import jsonable
 from agentgov_client.integrations._verdict import FailMode, OnDeny, Outcome, ToolCall, Verdict
@@ -75,8 +70,6 @@ DEFAULT_CONTEXT_FIELDS: tuple[str, ...] = (
     "network_zone",
     "labels",
 )
-
-_UNREACHABLE = (APIConnectionError, ServiceUnavailableError)
 
 ExtraContext = Mapping[str, Any] | Callable[["ToolCall"], Mapping[str, Any]]
 

@@ -8,9 +8,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-#: The longest JSON text of an ``input``, ``output`` or ``arguments`` value sent as is (the service keeps at
-#: most 64 KiB of JSON per field); longer ones are cut and marked ``"truncated": true``.
-MAX_JSON_CHARS = 48 * 1024
+from agentgov_client._ops._common import MAX_JSON_CHARS
+from agentgov_client._ops._common import error_output as tool_error_output
+
+__all__ = ["MAX_JSON_CHARS", "jsonable", "parse_arguments", "tool_error_output", "tool_output"]
+
 _MAX_DEPTH = 32
 
 
@@ -53,12 +55,6 @@ def _bounded(data: dict[str, Any], key: str) -> dict[str, Any]:
 def tool_output(result: Any) -> dict[str, Any]:
     """The audit ``output`` of a tool's result: ``{"result": <result as JSON data>}`` (cut when too long)."""
     return _bounded({"result": jsonable(result)}, "result")
-
-
-def tool_error_output(error: BaseException | str) -> dict[str, Any]:
-    """The audit ``output`` of a failed tool: ``{"error": "<type>: <message>"}`` (or the error text given)."""
-    text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-    return {"error": text[:MAX_JSON_CHARS]}
 
 
 def parse_arguments(arguments: Any) -> dict[str, Any]:

@@ -60,45 +60,10 @@ def _result_output(result: Any) -> dict[str, Any]:
     return tool_output(result)
 
 
-def _gate(
-    *,
-    agent_id: str | None,
-    agent_name: str | None,
-    agent_type: str,
-    agent_description: str,
-    client: Client | None,
-    async_client: AsyncClient | None,
-    base_url: str | None,
-    api_key: str | None,
-    client_options: Mapping[str, Any] | None,
-    on_deny: OnDeny,
-    fail_mode: FailMode,
-    approval_timeout: float | None,
-    context_fields: Iterable[str],
-    extra_context: ExtraContext | None,
-    deny_message: Callable[[Verdict], str] | None,
-) -> ToolGate:
+def _named_agent(agent_id: str | None, agent_name: str | None) -> None:
+    """Raises `ValueError` unless the agent is named (a LangChain agent has no name of its own to fall back on)."""
     if not agent_id and not agent_name:
         raise ValueError("give agent_id or agent_name (the agent is registered under that name on first use)")
-    return ToolGate(
-        integration=INTEGRATION,
-        framework=FRAMEWORK,
-        agent_id=agent_id,
-        agent_name=agent_name,
-        agent_type=agent_type,
-        agent_description=agent_description,
-        client=client,
-        async_client=async_client,
-        base_url=base_url,
-        api_key=api_key,
-        client_options=client_options,
-        on_deny=on_deny,
-        fail_mode=fail_mode,
-        approval_timeout=approval_timeout,
-        context_fields=context_fields,
-        extra_context=extra_context,
-        deny_message=deny_message,
-    )
 
 
 class AgentgovMiddleware(AgentMiddleware):
@@ -143,7 +108,10 @@ class AgentgovMiddleware(AgentMiddleware):
         deny_message: Callable[[Verdict], str] | None = None,
     ) -> None:
         super().__init__()
-        self.gate = _gate(
+        _named_agent(agent_id, agent_name)
+        self.gate = ToolGate(
+            integration=INTEGRATION,
+            framework=FRAMEWORK,
             agent_id=agent_id,
             agent_name=agent_name,
             agent_type=agent_type,
@@ -264,13 +232,15 @@ class AgentgovCallbackHandler(BaseCallbackHandler):
         deny_message: Callable[[Verdict], str] | None = None,
     ) -> None:
         super().__init__()
-        self.gate = _gate(
+        _named_agent(agent_id, agent_name)
+        self.gate = ToolGate(
+            integration=INTEGRATION,
+            framework=FRAMEWORK,
             agent_id=agent_id,
             agent_name=agent_name,
             agent_type=agent_type,
             agent_description=agent_description,
             client=client,
-            async_client=None,
             base_url=base_url,
             api_key=api_key,
             client_options=client_options,
