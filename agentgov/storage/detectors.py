@@ -19,11 +19,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import uuid
-from datetime import timedelta
 from typing import Any
 
 from agentgov.storage.database import Connection, Database, IntegrityError, Row
-from agentgov.timeutil import now, now_iso, to_iso
+from agentgov.storage.orphans import orphaned
+from agentgov.timeutil import now_iso
 
 QUEUED = "queued"
 RUNNING = "running"
@@ -383,18 +383,16 @@ class DetectorRepo:
         return None if row is None else TrainingTask.from_row(row)
 
     async def fail_orphaned_tasks(self, *, lease_seconds: float, owner: str | None = None) -> int:
-        """Fail live tasks whose heartbeat is older than `lease_seconds` and, if `owner` is given, every live
-        task not owned by `owner` (a single-process deployment: no other process can be running them).
+        """Fail the live tasks whose process is gone (`agentgov.storage.orphans.orphaned`: heartbeat older than
+        `lease_seconds`, or with `owner`, a single-process deployment, every live task not owned by it).
         Returns how many were failed."""
-        stamp = now_iso()
-        cutoff = to_iso(now() - timedelta(seconds=lease_seconds))
-        condition = "heartbeat_at < :cutoff" if owner is None else "(heartbeat_at < :cutoff OR owner <> :o)"
+        condition, params = orphaned(lease_seconds=lease_seconds, owner=owner)
         return int(
             await self.db.write(
                 lambda conn: conn.execute(
                     f"""UPDATE detector_tasks SET status = 'failed', phase = 'failed', error = :e, finished_at = :at
                         WHERE detector = :d AND status IN ('queued', 'running') AND {condition}""",
-                    {"e": ORPHANED, "at": stamp, "d": self.detector, "cutoff": cutoff, "o": owner},
+                    {**params, "e": ORPHANED, "at": now_iso(), "d": self.detector},
                 )
             )
         )

@@ -22,7 +22,6 @@ import dataclasses
 import json
 import uuid
 from collections.abc import Sequence
-from datetime import timedelta
 from typing import Any
 
 from agentgov.storage.database import Connection, Database, IntegrityError
@@ -36,7 +35,8 @@ from agentgov.storage.discovery_records import (
     PreparedEvent,
 )
 from agentgov.storage.leases import fence
-from agentgov.timeutil import now, now_iso, to_iso
+from agentgov.storage.orphans import orphaned
+from agentgov.timeutil import now_iso
 
 #: The error of a job whose process stopped before it finished.
 ORPHANED_JOB = "the process running this job stopped before it finished; start the job again"
@@ -319,17 +319,12 @@ class DiscoveryRepo:
     async def fail_orphaned_jobs(self, *, lease_seconds: float, owner: str | None = None) -> int:
         """Fail live jobs whose heartbeat is older than `lease_seconds` (their process died) or, with `owner`,
         every live job not owned by it (one process owns an SQLite database). Returns how many."""
-        stamp = now_iso()
-        if owner is not None:
-            where, params = "(owner IS NULL OR owner <> :o)", {"o": owner}
-        else:
-            stale = to_iso(now() - timedelta(seconds=lease_seconds))
-            where, params = "(heartbeat_at IS NULL OR heartbeat_at < :stale)", {"stale": stale}
+        where, params = orphaned(lease_seconds=lease_seconds, owner=owner)
         return await self.db.write(
             lambda conn: conn.execute(
                 "UPDATE discovery_jobs SET status = 'failed', error = :e, finished_at = :at"
                 f" WHERE status IN ('queued', 'running') AND {where}",
-                {**params, "e": ORPHANED_JOB, "at": stamp},
+                {**params, "e": ORPHANED_JOB, "at": now_iso()},
             )
         )
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import uuid
-from datetime import timedelta
 from typing import Any
 
 from agentgov.storage.database import Connection, Database, Row
-from agentgov.timeutil import now, now_iso, to_iso
+from agentgov.storage.orphans import orphaned
+from agentgov.timeutil import now_iso
 
 
 class ExportRepo:
@@ -168,11 +168,7 @@ class ExportJobRepo:
     async def fail_orphaned(self, *, lease_seconds: float, owner: str | None = None) -> int:
         """Fail live jobs whose heartbeat is older than the lease (their process died), or with `owner`
         every live job not owned by it (one process owns an SQLite database). Returns how many."""
-        stale = to_iso(now() - timedelta(seconds=lease_seconds))
-        if owner is not None:
-            where, params = "owner <> :owner", {"owner": owner}
-        else:
-            where, params = "heartbeat_at < :stale", {"stale": stale}
+        where, params = orphaned(lease_seconds=lease_seconds, owner=owner)
         return await self._update(
             "UPDATE export_jobs SET status = 'failed', error = :error, finished_at = :now"
             f" WHERE status IN ('queued', 'running') AND {where}",
