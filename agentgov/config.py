@@ -159,8 +159,9 @@ class Settings:
     db_pool_size: int = 8
     access_token_ttl: float = 3600.0
     hitl_timeout: float = 3600.0
-    # LEASE_SECONDS: how long a process owns a platform-wide duty (approval expiry, SIEM delivery) without
-    # renewing it; another process takes the duty over this long after its owner died (docs/design.md).
+    # LEASE_SECONDS: how long a process owns a platform-wide duty (approval expiry, SIEM delivery, a clustering
+    # job) without renewing it; another process takes the duty over, or fails the export or clustering job,
+    # this long after its owner died (docs/design.md).
     lease_seconds: float = 15.0
     notify_status_interval: float = 30.0
     jwt_previous_secrets: tuple[str, ...] = ()

@@ -8,11 +8,11 @@ job's id). A job ends `succeeded` (row count, size, SHA-256, `expires_at`) or `f
 second the actor refreshes the heartbeat of its running jobs and, every `EXPIRY_CHECK_SECONDS`, marks
 succeeded jobs past their expiry `expired` and removes their files.
 
-A job left `queued` or `running` by a process that died is failed: at start (`fail_orphaned`: with SQLite every
-live job, one process owning the database; with PostgreSQL those whose heartbeat is older than the lease) and
-by every actor's periodic check. Stopping the actor (shutdown) cancels its running jobs, which end `failed`
-("the service stopped"); their partial files are removed. Files live on this machine's disk: several
-machines behind a load balancer need a shared `EXPORT_DIR` (see docs/exports.md).
+A job left `queued` or `running` by a process that died is failed: at start (`fail_orphaned`: with SQLite
+every live job, one process owning the database; with PostgreSQL those whose heartbeat is older than
+`LEASE_SECONDS`) and by every actor's periodic check. Stopping the actor (shutdown) cancels its running
+jobs, which end `failed` ("the service stopped"); their partial files are removed. Files live on this
+machine's disk: several machines behind a load balancer need a shared `EXPORT_DIR` (see docs/exports.md).
 """
 
 from __future__ import annotations
@@ -43,7 +43,6 @@ log = logging.getLogger("agentgov.exports")
 
 TICK_SECONDS = 1.0
 EXPIRY_CHECK_SECONDS = 30.0
-LEASE_SECONDS = 15.0
 STOPPED = "the service stopped before the export finished; start a new export"
 
 
@@ -99,7 +98,7 @@ class ExportJobsActor(Actor[RunJob | _Tick]):
             await self.repo.heartbeat(list(self._running))
         if trio.current_time() >= self._next_expiry:
             self._next_expiry = trio.current_time() + EXPIRY_CHECK_SECONDS
-            await self.repo.fail_orphaned(lease_seconds=LEASE_SECONDS)
+            await self.repo.fail_orphaned(lease_seconds=self.services.settings.lease_seconds)
             for job in await self.repo.expire_due():
                 await trio.to_thread.run_sync(_remove, job_file(self.services, job))
                 log.info("export job expired", extra=fields(tenant_id=job.tenant_id, job_id=job.id))

@@ -21,7 +21,7 @@ from quart import Blueprint, Response
 from quart_schema import document_response, tag
 
 from agentgov.exports.formats import MEDIA_TYPES
-from agentgov.exports.jobs import LEASE_SECONDS, RunJob, export_jobs, job_file
+from agentgov.exports.jobs import RunJob, export_jobs, job_file
 from agentgov.exports.signing import ALGORITHM, key_id, public_pem, public_raw, service_key
 from agentgov.exports.stream import export_chunks
 from agentgov.http.auth import Scheme, authorize, principal, public, services, tenant_id
@@ -251,11 +251,11 @@ async def _file_chunks(path: Path) -> AsyncIterator[bytes]:
 @bp.before_app_serving
 async def _fail_orphaned_jobs() -> None:
     """Jobs left queued or running by a process that stopped are failed at start: with SQLite every live job
-    (one process owns the database), with PostgreSQL those whose heartbeat is older than the lease."""
+    (one process owns the database), with PostgreSQL those whose heartbeat is older than `LEASE_SECONDS`."""
     svc = services()
     owner = svc.instance_id if svc.db.dialect == "sqlite" else None
     try:
-        failed = await ExportJobRepo(svc.db).fail_orphaned(lease_seconds=LEASE_SECONDS, owner=owner)
+        failed = await ExportJobRepo(svc.db).fail_orphaned(lease_seconds=svc.settings.lease_seconds, owner=owner)
     except Exception:
         log.exception("could not fail orphaned export jobs")
         return
