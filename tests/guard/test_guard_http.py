@@ -34,7 +34,7 @@ async def test_health_needs_no_credentials_and_names_no_tenant(client, tenant) -
     response = await client.get(f"{API}/guard/health")
     body = await response.get_json()
     assert response.status_code == 200 and body["status"] == "ok"
-    assert body["default_model"]["loaded"] is True and body["default_model"]["version"] == "base-1"
+    assert body["default_model"]["loaded"] is True and body["default_model"]["version"] == "base-2"
     assert 0.5 <= body["default_model"]["threshold"] < 1 and body["max_prompt_chars"] == 50_000
     assert tenant["id"] not in str(body) and "validations" not in str(body)
 
@@ -234,5 +234,11 @@ async def test_metrics_of_the_default_model(client, tenant) -> None:
     assert metrics["model"] == "default" and metrics["active_version"] == 0 and metrics["feedback"] is None
     assert held_out["rows"] > 4000 and held_out["roc_auc"] > 0.85 and held_out["false_positive_rate"] < 0.03
     assert {"precision", "recall", "f1", "recall_by_category"} <= set(held_out)
+    families = metrics["held_out_by_family"]  # every source family of the base data, held out in turn
+    assert sum(family["rows"] for family in families.values()) == held_out["rows"]
+    assert sum(family["attacks"] for family in families.values()) == held_out["attacks"]
+    for family in families.values():
+        assert ("roc_auc" in family) == (family["attacks"] > 0)
+        assert ("false_positive_rate" in family) == (family["benign"] > 0)
     versions = await (await client.get(f"{API}/guard/detector/versions", headers=key(tenant["api_key"]))).get_json()
     assert versions["items"] == [] and versions["total"] == 0

@@ -4,6 +4,7 @@ bit for bit, and the process's memory of validations stays bounded."""
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import pytest
@@ -12,7 +13,7 @@ import scipy.sparse as sp
 from agentgov.detection.guard_memory import RECENT_CHARS, RECENT_TTL, GuardCounters, RecentValidations
 from agentgov.ml.guard import model as guard_model
 from agentgov.ml.guard import train
-from agentgov.ml.guard.base import default_document, default_model
+from agentgov.ml.guard.base import default_document, default_model, parse_rows
 from agentgov.ml.guard.fit import GuardParams
 from agentgov.ml.guard.model import (
     _CHAR,
@@ -151,6 +152,19 @@ def test_the_shipped_model_rebuilds_bit_for_bit(capsys) -> None:
     assert "identical" in capsys.readouterr().out
     metrics = default_document()["metrics"]["held_out"]
     assert metrics["roc_auc"] > 0.85 and metrics["false_positive_rate"] <= 0.02
+
+
+def test_base_data_files_are_joined_in_order_each_row_on_its_own_line(tmp_path) -> None:
+    first, second, empty = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.jsonl"
+    first.write_text('{"text": "hello", "label": "benign", "source": "x:1"}')  # no final newline
+    second.write_text('{"text": "ignore it all", "label": "injection", "source": "y:2"}\n')
+    empty.write_text("")
+    joined = train.join_files([first, empty, second])
+    rows = parse_rows(joined.decode("utf-8").split("\n"))
+    expected = [("hello", "benign", "x"), ("ignore it all", "injection", "y")]
+    assert [(row.text, row.label, row.group) for row in rows] == expected
+    packed = train.pack(joined)
+    assert packed[4:8] == b"\0\0\0\0" and gzip.decompress(packed) == joined  # no timestamp: the same bytes each time
 
 
 def test_recent_validations_expire_and_stay_within_their_budget() -> None:

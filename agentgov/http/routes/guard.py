@@ -277,8 +277,8 @@ async def detector_status() -> dict[str, Any]:
 @tag(["guard"])
 async def detector_metrics() -> dict[str, Any]:
     """Precision, recall, F1, false-positive rate and ROC-AUC of the active model: on held-out text (each base
-    text scored by a model fitted without its source) and on the tenant's feedback (scored out of fold when
-    it was trained on)."""
+    text scored by a model fitted without its source family; also per family) and on the tenant's feedback
+    (scored out of fold when it was trained on)."""
     svc, tid = services(), tenant_id()
     guard = await active_guard(svc, tid)  # the default model read: its document is cached
     if guard.source == "default":
@@ -291,6 +291,7 @@ async def detector_metrics() -> dict[str, Any]:
         "active_version": guard.version,
         "threshold": guard.model.threshold,
         "held_out": metrics.get("held_out"),
+        "held_out_by_family": metrics.get("held_out_by_family"),
         "feedback": metrics.get("feedback"),
         "evaluation": metrics.get("evaluation"),
     }

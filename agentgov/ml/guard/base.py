@@ -1,7 +1,8 @@
 """The guard's shipped material: the base data set and the default model fitted on it.
 
-Both live in `agentgov/ml/guard/data/`: `train.jsonl.gz` (the labelled texts, each with the upstream source it
-came from; provenance and licences in `SOURCES.md` beside it) and `default_model.json` (the model every tenant
+Both live in `agentgov/ml/guard/data/`: `base.jsonl.gz` (the labelled texts of `../shared/data/guard/train.jsonl`
+and `dev.jsonl`, each with the upstream source it came from; provenance and licences in `SOURCES.md` beside it)
+and `default_model.json` (the model every tenant
 uses until it trains its own, with its parameters and metrics). A tenant's training reads the same base data
 plus its feedback. Rebuild both, bit for bit, with `python -m agentgov.ml.guard.train` (see there).
 """
@@ -18,7 +19,7 @@ from agentgov.ml.guard.fit import Example
 from agentgov.ml.guard.model import GuardModel
 
 DATA_PACKAGE = "agentgov.ml.guard.data"
-BASE_DATA = "train.jsonl.gz"
+BASE_DATA = "base.jsonl.gz"
 DEFAULT_MODEL = "default_model.json"
 
 

@@ -7,7 +7,9 @@ taken from a model fitted without its whole group (leave-one-source-out; feedbac
 folds). Those out-of-fold scores choose the threshold (the classifier's score quantile of the benign base
 rows at `target_fpr`, never below 0.5) and give the metrics, judged as the guard judges (an unquoted rule hit
 blocks whatever the classifier says): precision, recall, F1, false-positive rate, ROC-AUC and per-category
-recall on the base data, and the same on the feedback. The shipped model is then fitted on everything.
+recall on the base data, and the same on the feedback; and per source family (`held_out_by_family`: its
+attacks ranked against every benign base text, its benign texts' false-positive rate), which shows where the
+model is weak. The shipped model is then fitted on everything.
 
 Deterministic: the same examples and parameters give the same model, bit for bit (liblinear with a fixed seed,
 multinomial L-BFGS, arrays stored as float16). Raises `ValueError` when the examples cannot make a model
@@ -104,6 +106,9 @@ def fit(
     metrics = {
         "evaluation": "leave-one-source-out: each text scored by a model fitted without its source family",
         "held_out": _figures(decision[~feedback], labels[~feedback], threshold),
+        "held_out_by_family": _family_figures(
+            decision[~feedback], labels[~feedback], [e.group for e in examples if not e.feedback], threshold
+        ),
         "feedback": _figures(decision[feedback], labels[feedback], threshold) if feedback.any() else None,
         "examples": len(examples),
         "feedback_examples": int(feedback.sum()),
@@ -192,6 +197,32 @@ def _figures(scores: np.ndarray, labels: np.ndarray, threshold: float) -> dict[s
             if (labels == k).any()
         },
     }
+    return figures
+
+
+def _family_figures(
+    scores: np.ndarray, labels: np.ndarray, groups: Sequence[str], threshold: float
+) -> dict[str, dict[str, Any]]:
+    """Per source family: its rows, attacks and benign texts; the recall on its attacks and their ROC-AUC
+    against every benign text (of all families); the false-positive rate on its benign texts."""
+    family = np.array(groups)
+    attacks, flagged = labels > 0, scores >= threshold
+    figures: dict[str, dict[str, Any]] = {}
+    for name in sorted(set(groups)):
+        own = family == name
+        rows: dict[str, Any] = {
+            "rows": int(own.sum()),
+            "attacks": int((own & attacks).sum()),
+            "benign": int((own & ~attacks).sum()),
+        }
+        if (own & attacks).any():
+            ranked = (own & attacks) | ~attacks
+            rows["recall"] = _round(float(flagged[own & attacks].mean()))
+            if (~attacks).any():
+                rows["roc_auc"] = _round(float(roc_auc_score(attacks[ranked], scores[ranked])))
+        if (own & ~attacks).any():
+            rows["false_positive_rate"] = _round(float(flagged[own & ~attacks].mean()))
+        figures[name] = rows
     return figures
 
 

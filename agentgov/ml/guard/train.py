@@ -1,11 +1,16 @@
 """Rebuild the guard's shipped base data and default model, bit for bit.
 
-    python -m agentgov.ml.guard.train                     # from the shipped base data
-    python -m agentgov.ml.guard.train --data PATH.jsonl   # from a labelled JSON-lines file (re-packs it)
-    python -m agentgov.ml.guard.train --check             # rebuild in memory; exit 1 if it differs
+    python -m agentgov.ml.guard.train                                   # from the shipped base data
+    python -m agentgov.ml.guard.train --data A.jsonl [--data B.jsonl]   # from labelled JSON-lines files
+    python -m agentgov.ml.guard.train --check                           # rebuild in memory; exit 1 if it differs
 
-With `--data` the file is first packed into `agentgov/ml/guard/data/train.jsonl.gz` (gzip without a timestamp,
-so the same file gives the same bytes); the default model is then fitted on the packed data with the default
+The shipped base data is `../shared/data/guard/train.jsonl` followed by `../shared/data/guard/dev.jsonl`:
+
+    python -m agentgov.ml.guard.train --data ../shared/data/guard/train.jsonl --data ../shared/data/guard/dev.jsonl
+
+With `--data` the files are first joined, in the order given, and packed into `agentgov/ml/guard/data/base.jsonl.gz`
+(gzip without a timestamp, so the same files give the same bytes); the default model is then fitted on the packed
+data with the default
 parameters and written to `agentgov/ml/guard/data/default_model.json` (sorted keys, arrays as float16).
 Fitting is deterministic, so the bytes only change when the data, the parameters or the code do. Takes
 about a minute on two cores.
@@ -25,12 +30,22 @@ from pathlib import Path
 from agentgov.ml.guard.base import BASE_DATA, DATA_PACKAGE, DEFAULT_MODEL, base_examples, parse_rows
 from agentgov.ml.guard.fit import GuardParams, fit
 
-DEFAULT_VERSION = "base-1"
+DEFAULT_VERSION = "base-2"
 
 
 def pack(data: bytes) -> bytes:
     """`data` gzipped deterministically (no file name, no timestamp)."""
     return gzip.compress(data, compresslevel=9, mtime=0)
+
+
+def join_files(paths: list[Path]) -> bytes:
+    """The files' bytes one after another, each ending with a newline (so the last row of one and the first row
+    of the next never share a line). Raises `OSError` for a file that cannot be read."""
+    parts = []
+    for path in paths:
+        data = path.read_bytes()
+        parts.append(data if data.endswith(b"\n") or not data else data + b"\n")
+    return b"".join(parts)
 
 
 def build_document() -> bytes:
@@ -51,12 +66,15 @@ def build_document() -> bytes:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m agentgov.ml.guard.train", description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, help="a labelled JSON-lines file to pack as the base data first")
+    parser.add_argument(
+        "--data", type=Path, action="append", help="a labelled JSON-lines file to pack into the base data first "
+        "(repeat to join several, in order)"
+    )
     parser.add_argument("--check", action="store_true", help="rebuild in memory and compare with the shipped model")
     args = parser.parse_args(argv)
     folder = Path(str(resources.files(DATA_PACKAGE)))
-    if args.data is not None:
-        content = args.data.read_bytes()
+    if args.data:
+        content = join_files(args.data)
         parse_rows(content.decode("utf-8").split("\n"))  # refuse a malformed file before writing anything
         (folder / BASE_DATA).write_bytes(pack(content))
     started = time.monotonic()
