@@ -7,9 +7,13 @@ instructions", "you are DAN", "print your system prompt"), not words an ordinary
 normalised text and returns each hit with the fragment it matched. Pure; linear in the text (no nested
 unbounded quantifiers); never raises.
 
-A match that lies wholly inside quotation marks (straight or curly double quotes, backticks) is a `quoted`
-hit: text that discusses an attack quotes it ("why is 'ignore previous instructions' dangerous?"), an attack
-speaks it. A quoted hit counts `QUOTED_FACTOR` of its rule's score, and its reason says it was quoted.
+A match that lies wholly inside quotation marks (straight or curly double quotes, backticks, curly single
+quotes, and straight single quotes that open after a non-letter and close before one, so that apostrophes as
+in "the attacker's" or "don't" never open or close a quotation) is a `quoted` hit, unless the quotation is a
+data value rather than speech: a field's value in YAML, JSON or a key=value line (`subject: '…'`,
+`{"body": "…"}`, `- '…'`), as tool outputs and documents carry them. Text that discusses an attack quotes it
+("why is 'ignore previous instructions' dangerous?"), an attack speaks it. A quoted hit counts `QUOTED_FACTOR`
+of its rule's score, and its reason says it was quoted.
 """
 
 from __future__ import annotations
@@ -20,7 +24,10 @@ import re
 CATEGORIES = ("injection", "jailbreak", "leakage")
 _FRAGMENT = 80  # characters of a matched fragment shown in a reason
 QUOTED_FACTOR = 0.5
-_QUOTED = re.compile(r'"[^"\n]{1,400}"|\u201c[^\u201d\n]{1,400}\u201d|`[^`\n]{1,400}`')
+_QUOTED = re.compile(
+    r'"[^"\n]{1,400}"|\u201c[^\u201d\n]{1,400}\u201d|`[^`\n]{1,400}`|\u2018[^\u2019\n]{1,400}\u2019'
+    r"|(?<!\w)'(?=[^\s'])[^'\n]{1,400}(?<=[^\s'])'(?!\w)"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,11 +85,20 @@ RULES: tuple[Rule, ...] = (
         "foreign_ignore_instructions",
         "injection",
         0.85,
-        r"(?:\bignore[zs]?\s+(?:toutes\s+)?(?:les|vos)\s+instructions\s+(?:pr[ée]c[ée]dentes|ci-dessus)"
-        r"|\bignora\s+(?:todas\s+)?las\s+instrucciones\s+(?:anteriores|previas)"
-        r"|\bignorier(?:e|en)?\s+(?:alle\s+)?(?:vorherigen|obigen|bisherigen)\s+(?:Anweisungen|Instruktionen)"
-        r"|\bignora\s+(?:tutte\s+)?le\s+istruzioni\s+precedenti"
-        r"|\bignore\s+(?:todas\s+)?as\s+instru[çc][õo]es\s+anteriores"
+        r"(?:\b(?=ignor|oubli|olvid|vergi|vergess|missacht|dimentic|esque|negeer|vergeet)"  # one cheap look first
+        r"(?:(?:ignore[zs]?|oublie[zs]?)\s+(?:toutes\s+)?(?:les|vos|tes)\s+(?:instructions|consignes|r[èe]gles)"
+        r"\s+(?:pr[ée]c[ée]dentes|ci-dessus|ant[ée]rieures)"
+        r"|\boublie[zs]?\s+tout\s+ce\s+qui\s+(?:pr[ée]c[èe]de|a\s+[ée]t[ée]\s+dit)"
+        r"|\b(?:ignora|olvida)\s+(?:todas\s+)?las\s+(?:instrucciones|[óo]rdenes|reglas)\s+(?:anteriores|previas)"
+        r"|\b(?:ignora|olvida)\s+todo\s+lo\s+(?:anterior|dicho|que\s+te\s+(?:dije|dijeron|han\s+dicho))"
+        r"|\b(?:ignorier(?:e|en)?|vergiss|vergessen\s+Sie|missachte)\s+(?:alle\s+|die\s+|deine\s+)?"
+        r"(?:vorherigen|obigen|bisherigen|vorangehenden|vorangegangenen|fr[üu]heren|vorigen)\s+"
+        r"(?:Anweisungen|Instruktionen|Befehle|Regeln|Vorgaben)"
+        r"|\b(?:ignorier(?:e|en)?|vergiss|vergessen\s+Sie)\s+alles(?:\s*,)?\s+"
+        r"(?:davor|vorher|zuvor|bisher|oben|was\s+(?:vorher|zuvor|bisher|oben|davor))"
+        r"|\b(?:ignora|dimentica)\s+(?:tutte\s+)?le\s+(?:istruzioni|regole)\s+(?:precedenti|sopra)"
+        r"|\b(?:ignore|ignora|esque[çc]a)\s+(?:todas\s+)?as\s+(?:instru[çc][õo]es|regras)\s+(?:anteriores|acima)"
+        r"|\b(?:negeer|vergeet)\s+(?:alle\s+)?(?:vorige|eerdere|bovenstaande)\s+(?:instructies|opdrachten))"
         r"|忽略(?:之前|以上|上述|前面|先前)(?:的)?(?:所有)?(?:指令|指示|说明|說明)"
         r"|(?:以前|前|上記)の指示を無視"
         r"|игнорируй(?:те)?\s+(?:все\s+)?(?:предыдущие|прошлые)\s+(?:инструкции|указания))",
@@ -134,7 +150,8 @@ RULES: tuple[Rule, ...] = (
         0.9,
         rf"\b(?:reveal|print|show|repeat|output|display|leak|tell me|give me|write out|spell out)\b{_W}"
         rf"\b(?:system prompt|initial prompt|hidden (?:prompt|instructions)|your (?:instructions|system message|"
-        rf"prompt|rules)|(?:the )?(?:text|words|instructions) above)\b",
+        rf"prompt|rules)|(?:the )?(?:text|words|instructions) above|everything (?:above|before this|so far)|"
+        rf"(?:the )?(?:beginning|start|top) of (?:this|the|our) conversation)\b",
     ),
     _rule(
         "exfiltration_link",
@@ -149,12 +166,43 @@ RULES: tuple[Rule, ...] = (
         rf"\b(?:send|forward|email|post|share|reveal|include)\b{_W}\b(?:password|api[ _-]?key|secret key|"
         rf"credentials|access token|security code|private key)s?\b{_W}\b(?:to|at|via)\b",
     ),
+    _rule(  # the secret asked for in a form meant to slip past an output filter
+        "disguised_secret",
+        "leakage",
+        0.8,
+        rf"\b(?:spell|write|say|give|tell|print|encode|reverse|output|show)\b{_W}\b(?:the|your)\s+(?:password|"
+        rf"passphrase|passcode|secret(?:\s+(?:word|key|code))?)\b{_W}\b(?:backwards|in reverse|reversed|letter by "
+        rf"letter|one (?:letter|character) (?:per|at a)|in base ?64|in hex(?:adecimal)?|in rot ?13|with spaces between|"
+        rf"as an? (?:acrostic|riddle))",
+    ),
+    _rule(
+        "disable_safety",
+        "jailbreak",
+        0.8,
+        r"\b(?:disable|turn off|switch off|deactivate|bypass|remove)\s+(?:all\s+(?:of\s+)?)?your\s+"
+        r"(?:safety|ethical|content|moderation)\s+(?:checks|filters|guidelines|protocols|restrictions|guardrails|"
+        r"safeguards|settings|measures)\b",
+    ),
+)
+
+
+#: What precedes a data value on its line: a key without spaces (or a quoted key) and `:` or `=`, at the start of
+#: the line or after `{`, `[` or `,`; or a YAML list item's dash.
+_FIELD_BEFORE = re.compile(
+    r"""(?:(?:^|[{\[,])\s*(?:-\s+)?(?:[\w.\-]{1,40}|"[^"\n]{1,40}"|'[^'\n]{1,40}')\s*[:=]|^\s*-)\s*$"""
 )
 
 
 def quoted_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each quotation in `text` (see the module docstring)."""
-    return [m.span() for m in _QUOTED.finditer(text)]
+    """(start, end) of each quotation in `text` that is speech, not a data value (see the module docstring)."""
+    spans = []
+    for found in _QUOTED.finditer(text):
+        start = found.start()
+        line_start = text.rfind("\n", max(0, start - 200), start) + 1
+        if start - line_start <= 200 and _FIELD_BEFORE.search(text[line_start:start]):
+            continue
+        spans.append(found.span())
+    return spans
 
 
 def match_rules(text: str) -> list[RuleHit]:
