@@ -31,7 +31,7 @@ from sklearn.feature_extraction._hashing_fast import transform as _hash_grams
 from sklearn.feature_extraction.text import HashingVectorizer
 
 from agentgov.ml.guard.normalise import Finding, normalise
-from agentgov.ml.guard.rules import CATEGORIES, QUOTED_FACTOR, RULES, RuleHit, match_rules, quoted_spans
+from agentgov.ml.guard.rules import CATEGORIES, QUOTED_FACTOR, RULES, RuleHit, Scan, match_rules, scan
 
 FORMAT = "agentgov.guard/1"
 BUCKETS = 2**16
@@ -247,19 +247,21 @@ class GuardModel:
         attack = 1.0 / (1.0 + math.exp(-min(50.0, max(-50.0, float(logits[0])))))
         return attack, category / category.sum()
 
-    def _judge_speech(self, text: str, hits: Sequence[RuleHit]) -> tuple[float, np.ndarray]:
-        """`judge`, with quotations read as reported speech: when a text quotes and has a voice of its own
-        (at least `MIN_OWN_CHARS` and `MIN_OWN_SHARE` of it outside quotation marks), its attack probability
+    def _judge_speech(self, text: str, scanned: Scan) -> tuple[float, np.ndarray]:
+        """`judge`, with quotations (and mentioned attacks, `Scan.reported`) read as reported speech: when a
+        text quotes and has a voice of its own (at least `MIN_OWN_CHARS` and `MIN_OWN_SHARE` of it outside what
+        it reports), its attack probability
         is the larger of its own words' and `QUOTED_FACTOR` of the whole text's. A discussion that quotes an
         attack is judged by what it says; a text that only quotes is judged whole."""
+        hits = scanned.hits
         whole = self.judge(text, hits)
-        spans = quoted_spans(text)
+        spans = scanned.reported
         if not spans:
             return whole
         own, cursor = [], 0
-        for start, end in spans:
+        for start, end in spans:  # in order of start; they may overlap
             own.append(text[cursor:start])
-            cursor = end
+            cursor = max(cursor, end)
         own.append(text[cursor:])
         remainder = " ".join(part.strip() for part in own if part.strip())
         if len(remainder) < MIN_OWN_CHARS or len(remainder) < MIN_OWN_SHARE * len(text):
@@ -271,8 +273,9 @@ class GuardModel:
     def assess(self, text: str) -> Assessment:
         normalised = normalise(text)
         pieces = chunks(normalised.text)
-        piece_hits = [match_rules(piece) for piece in pieces]
-        judged = [self._judge_speech(piece, found) for piece, found in zip(pieces, piece_hits, strict=True)]
+        scans = [scan(piece) for piece in pieces]
+        piece_hits = [scanned.hits for scanned in scans]
+        judged = [self._judge_speech(piece, scanned) for piece, scanned in zip(pieces, scans, strict=True)]
         best = max(range(len(judged)), key=lambda k: judged[k][0])
         classifier, share = judged[best]
         categories = {name: float(classifier * share[k]) for k, name in enumerate(CATEGORIES)}

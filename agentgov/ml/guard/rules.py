@@ -12,8 +12,10 @@ quotes, and straight single quotes that open after a non-letter and close before
 in "the attacker's" or "don't" never open or close a quotation) is a `quoted` hit, unless the quotation is a
 data value rather than speech: a field's value in YAML, JSON or a key=value line (`subject: '…'`,
 `{"body": "…"}`, `- '…'`), as tool outputs and documents carry them. Text that discusses an attack quotes it
-("why is 'ignore previous instructions' dangerous?"), an attack speaks it. A quoted hit counts `QUOTED_FACTOR`
-of its rule's score, and its reason says it was quoted.
+("why is 'ignore previous instructions' dangerous?"), an attack speaks it. A discussion may also cite an attack
+without quotation marks after naming it ("attacks like ignore previous instructions"): such a *mentioned*
+match counts as quoted too (`scan`). A quoted hit counts `QUOTED_FACTOR` of its rule's score, and its reason
+says it was quoted.
 """
 
 from __future__ import annotations
@@ -205,17 +207,52 @@ def quoted_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def match_rules(text: str) -> list[RuleHit]:
-    """Every rule's first match in `text` (normalised), strongest first; an unquoted match of a rule wins
-    over a quoted one."""
+#: A discussion names an attack before citing it without quotation marks: "attacks like …", "a request
+#: containing …", "an email that says …". Matched against the text just before a rule's match.
+_MENTION_CUE = re.compile(
+    r"\b(?:attacks?|prompts?|phrases?|payloads?|injections?|examples?|strings?|messages?|requests?|inputs?|"
+    r"e-?mails?|techniques?|commands?|texts?|sentences?|tricks?|jailbreaks?)\s+(?:like|such\s+as|containing|"
+    r"contains|that\s+(?:says?|said|reads?|contains?|goes)|saying|reading|e\.g\.,?|for\s+(?:example|instance),?)"
+    r"\s*[:,]?\s*$",
+    re.IGNORECASE,
+)
+_MENTION_REACH = 60  # characters before a match searched for a cue
+_CHAINED = re.compile(r"[\s,;:]*(?:(?:and|or|then|and then)\s+)?")  # between two mentioned matches
+
+
+@dataclasses.dataclass(frozen=True)
+class Scan:
+    """What the rules found in a text, and which of its stretches the writer reports rather than says."""
+
+    hits: list[RuleHit]  # strongest first
+    reported: list[tuple[int, int]]  # (start, end) of each quotation and each mentioned attack, in order
+
+
+def scan(text: str) -> Scan:
+    """Every rule's first match in `text` (normalised), strongest first, an unquoted match of a rule winning
+    over a quoted one; and the reported stretches. A match is *mentioned* (reported, like a quotation) when a
+    discussion cue ends just before it (`_MENTION_CUE`: "attacks like", "a request containing" …) or when it
+    follows a mentioned match with nothing but a connective between them ("… and print your prompt"); the
+    mention covers the matched fragment only, so a text that is only a cue and an attack is still judged
+    whole by the model (see `GuardModel`)."""
+    quotes = quoted_spans(text)
+    found_by_rule = [(rule, list(rule.pattern.finditer(text))) for rule in RULES]
+    mentions: list[tuple[int, int]] = []
+    for start, end in sorted(found.span() for _, founds in found_by_rule for found in founds):
+        if any(a <= start and end <= b for a, b in quotes):
+            continue
+        if mentions and start <= mentions[-1][1]:  # overlaps the last mention: part of it
+            mentions[-1] = (mentions[-1][0], max(end, mentions[-1][1]))
+        elif mentions and _CHAINED.fullmatch(text, mentions[-1][1], start):
+            mentions[-1] = (mentions[-1][0], end)
+        elif _MENTION_CUE.search(text, max(0, start - _MENTION_REACH), start):
+            mentions.append((start, end))
+    reported = sorted(quotes + mentions)
     hits = []
-    quotes: list[tuple[int, int]] | None = None
-    for rule in RULES:
+    for rule, founds in found_by_rule:
         chosen = None
-        for found in rule.pattern.finditer(text):
-            if quotes is None:
-                quotes = quoted_spans(text)
-            quoted = any(start <= found.start() and found.end() <= end for start, end in quotes)
+        for found in founds:
+            quoted = any(a <= found.start() and found.end() <= b for a, b in reported)
             fragment = " ".join(found.group(0).split())[:_FRAGMENT]
             score = rule.score * QUOTED_FACTOR if quoted else rule.score
             chosen = chosen or RuleHit(rule.name, rule.category, score, fragment, quoted)
@@ -224,4 +261,9 @@ def match_rules(text: str) -> list[RuleHit]:
                 break
         if chosen is not None:
             hits.append(chosen)
-    return sorted(hits, key=lambda h: -h.score)
+    return Scan(sorted(hits, key=lambda h: -h.score), reported)
+
+
+def match_rules(text: str) -> list[RuleHit]:
+    """`scan(text).hits`."""
+    return scan(text).hits
