@@ -64,9 +64,12 @@ RULES: tuple[Rule, ...] = (
         "ignore_previous_instructions",
         "injection",
         0.9,
-        rf"\b(?:ignore|disregard|forget|override|bypass)\b{_W}\b(?:previous|prior|above|earlier|preceding|"
-        rf"original|initial|all|any|your)\b{_W}\b(?:instructions?|prompts?|rules|directions|guidelines|"
-        rf"directives?|commands?)\b",
+        rf"\b(?:ignore|disregard|forget|override|bypass|pay no attention to|discard|set aside|abandon|drop)\b{_W}"
+        rf"(?:\b(?:previous|prior|above|earlier|preceding|original|initial|all|any|your)\b{_W}\b(?:instructions?|"
+        rf"prompts?|rules|directions|guidelines|directives?|commands?)\b|\b(?:previous|prior|above|earlier|"
+        rf"preceding|original|initial)\b{_W}\b(?:orders|tasks?|assignments?|context)\b|\b(?:instructions?|"
+        rf"rules|guidelines|directives?|commands?|orders)\s+(?:that\s+)?you\s+(?:were|have been|'ve been|got)\s+"
+        rf"(?:given|told|provided|taught)\b)",
     ),
     _rule(
         "spoofed_system_message",
@@ -80,7 +83,7 @@ RULES: tuple[Rule, ...] = (
         "injection",
         0.8,
         r"\b(?:ignore|disregard|forget)\s+(?:all\s+|everything\s+)?(?:of\s+)?(?:the\s+|that\s+|what'?s?\s+)?"
-        r"(?:above|previous|prior|preceding|before)(?:\s+(?:text|messages?|content|context|conversation))?"
+        r"(?:above|previous|prior|preceding|before)(?:\s+(?:text|messages?|content|context|conversation|that|this))?"
         r"\s*(?:and\b|,|\.|;|:)",
     ),
     _rule(  # the same order in the languages an attack most often switches to
