@@ -42,6 +42,7 @@ EDGE_TEXTS = [
     "  tabs\tand\nnew  lines\r\n  ",
     "ÄÖÜ Straße ΣΊΣΥΦΟΣ 中文字符 🌱🌱 emoji",
     "x" * 300,
+    "the the THE The cat the",  # a word repeated, in several cases
 ]
 
 
@@ -59,6 +60,7 @@ def test_hashing_of_one_text_equals_the_vectoriser() -> None:
 def test_remembered_grams_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     memory: dict[str, int] = {}
     monkeypatch.setattr(guard_model, "_CHAR_COLUMNS", memory)
+    monkeypatch.setattr(guard_model, "_WORD_CHAR_COLUMNS", {})
     monkeypatch.setattr(guard_model, "MAX_REMEMBERED_GRAMS", 50)
     short, long = "tiny words", "a longer text with many more distinct character grams than fit"
     expected = bucket_counts(long)[0].tolist()
@@ -67,6 +69,21 @@ def test_remembered_grams_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     remembered = dict(memory)
     assert bucket_counts(long)[0].tolist() == expected  # too many new grams: hashed, not remembered
     assert memory == remembered
+
+
+def test_remembered_words_stay_bounded_and_long_words_are_never_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    words: dict[str, tuple[int, ...]] = {}
+    monkeypatch.setattr(guard_model, "_WORD_CHAR_COLUMNS", words)
+    monkeypatch.setattr(guard_model, "MAX_REMEMBERED_WORDS", 4)
+    long_word = "y" * (guard_model.MAX_REMEMBERED_WORD_CHARS + 1)
+    text = f"one two two {long_word} three"
+    expected = bucket_counts(text)
+    assert set(words) == {"one", "two", "three"}  # the long word is looked up each time, never kept
+    many = "alpha beta gamma delta epsilon"
+    expected_many = bucket_counts(many)
+    assert set(words) == {"one", "two", "three"}  # five new words would pass the bound: none kept
+    for got, want in ((bucket_counts(text), expected), (bucket_counts(many), expected_many)):
+        assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
 
 
 def test_the_fast_path_equals_the_batch_path() -> None:

@@ -63,21 +63,30 @@ _NO_BUCKETS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 MAX_REMEMBERED_GRAMS = 100_000
 _CHAR_COLUMNS: dict[str, int] = {}
 _WORD_COLUMNS: dict[str, int] = {}
+#: Words (of at most `MAX_REMEMBERED_WORD_CHARS`) whose character n-grams' columns are remembered whole, so a
+#: word seen before costs one lookup instead of cutting and looking up its grams (a few MB at most).
+MAX_REMEMBERED_WORDS = 20_000
+MAX_REMEMBERED_WORD_CHARS = 40
+_WORD_CHAR_COLUMNS: dict[str, tuple[int, ...]] = {}
+
+
+def _grams_of_word(word: str) -> list[str]:
+    """The character 2-5-grams of one lower-cased word, padded with a space on each side (`char_wb`)."""
+    padded = f" {word} "
+    size = len(padded)
+    grams: list[str] = []
+    for n in range(2, 6):
+        if n >= size:  # a short word counts once, whole
+            grams.append(padded)
+            break
+        grams.extend([padded[i : i + n] for i in range(size - n + 1)])
+    return grams
 
 
 def char_wb_grams(text: str) -> list[str]:
     """The character 2-5-grams within word boundaries of `text`, exactly as `_CHAR_GRAMS` (sklearn's `char_wb`
     analyzer, lower-casing included) makes them, in the same order, at about half the cost."""
-    grams: list[str] = []
-    for word in text.lower().split():
-        padded = f" {word} "
-        size = len(padded)
-        for n in range(2, 6):
-            if n >= size:  # a short word counts once, whole
-                grams.append(padded)
-                break
-            grams.extend([padded[i : i + n] for i in range(size - n + 1)])
-    return grams
+    return [gram for word in text.lower().split() for gram in _grams_of_word(word)]
 
 
 def _columns(grams: list[str], memory: dict[str, int]) -> list[int]:
@@ -93,15 +102,38 @@ def _columns(grams: list[str], memory: dict[str, int]) -> list[int]:
     return [column if column >= 0 else hashed[gram] for gram, column in zip(grams, found, strict=True)]
 
 
+def _char_columns(text: str) -> list[int]:
+    """The columns of `char_wb_grams(text)` (as a multiset: grouped by word), remembered per word; the grams
+    of the words not remembered are cut and looked up in one call."""
+    words = text.lower().split()
+    memory = _WORD_CHAR_COLUMNS
+    learned: dict[str, tuple[int, ...]] = {}
+    unknown = [word for word in dict.fromkeys(words) if word not in memory]
+    if unknown:
+        grams_of = [_grams_of_word(word) for word in unknown]
+        flat = _columns([gram for grams in grams_of for gram in grams], _CHAR_COLUMNS)
+        start = 0
+        for word, grams in zip(unknown, grams_of, strict=True):
+            learned[word] = tuple(flat[start : start + len(grams)])
+            start += len(grams)
+        keep = {word: cols for word, cols in learned.items() if len(word) <= MAX_REMEMBERED_WORD_CHARS}
+        if keep and len(memory) + len(keep) <= MAX_REMEMBERED_WORDS:
+            memory.update(keep)  # atomic, as above
+    columns: list[int] = []
+    for word in words:
+        known = memory.get(word)
+        columns.extend(known if known is not None else learned[word])
+    return columns
+
+
 def bucket_counts(text: str) -> tuple[np.ndarray, np.ndarray]:
     """(sorted columns, counts) of one normalised text's hashed n-grams: character n-grams in columns
     0..BUCKETS-1, word n-grams in BUCKETS..2*BUCKETS-1 — its row of `count_features` without building a
     matrix (the same hashing as `HashingVectorizer`; a test holds the two equal)."""
-    chars, words = char_wb_grams(text), _WORD_GRAMS(text)
-    if not chars and not words:
+    columns = _char_columns(text)
+    columns.extend(column + BUCKETS for column in _columns(_WORD_GRAMS(text), _WORD_COLUMNS))
+    if not columns:
         return _NO_BUCKETS
-    columns = _columns(chars, _CHAR_COLUMNS)
-    columns.extend(column + BUCKETS for column in _columns(words, _WORD_COLUMNS))
     buckets, counts = np.unique(np.array(columns, dtype=np.int64), return_counts=True)
     return buckets, counts
 

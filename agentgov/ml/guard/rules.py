@@ -38,6 +38,9 @@ class Rule:
     category: str
     score: float
     pattern: re.Pattern[str]
+    #: Lower-case strings of which every match holds at least one: an ASCII text holding none cannot match, so
+    #: the pattern is not run (`scan`; a test holds the shortcut equal to running every pattern).
+    triggers: tuple[str, ...]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,7 +57,35 @@ class RuleHit:
 
 
 def _rule(name: str, category: str, score: float, pattern: str) -> Rule:
-    return Rule(name, category, score, re.compile(pattern, re.IGNORECASE))
+    return Rule(name, category, score, re.compile(pattern, re.IGNORECASE), _TRIGGERS[name])
+
+
+def _any_of(triggers: str) -> tuple[str, ...]:
+    return tuple(triggers.split("|"))
+
+
+_TRIGGERS: dict[str, tuple[str, ...]] = {
+    "ignore_previous_instructions": _any_of(
+        "ignore|disregard|forget|override|bypass|pay no attention to|discard|set aside|abandon|drop"
+    ),
+    "spoofed_system_message": _any_of("system|im_start"),
+    "ignore_the_above": _any_of("ignore|disregard|forget"),
+    "foreign_ignore_instructions": _any_of(
+        "ignor|oubli|olvid|vergi|vergess|missacht|dimentic|esque|negeer|vergeet|忽略|の指示を無視|игнорируй"
+    ),
+    "role_override": _any_of("you are no longer|your new"),
+    "new_instructions": _any_of("instruction|task|directive|order"),
+    "instead_do": _any_of("instead|rather"),
+    "script_injection": _any_of("script|onerror|onload"),
+    "do_anything_now": _any_of("do anything now|dan mode|jailbr|developer mode|ethical|moral|content"),
+    "privileged_mode": _any_of("mode"),
+    "unrestricted_persona": _any_of("pretend|act as|roleplay as|you are now|from now on you are"),
+    "reveal_system_prompt": _any_of("reveal|print|show|repeat|output|display|leak|tell me|give me|write out|spell out"),
+    "exfiltration_link": _any_of("!["),
+    "send_secrets": _any_of("send|forward|email|post|share|reveal|include"),
+    "disguised_secret": _any_of("spell|write|say|give|tell|print|encode|reverse|output|show"),
+    "disable_safety": _any_of("disable|turn off|switch off|deactivate|bypass|remove"),
+}
 
 
 _W = r"[^.\n!?]{0,40}?"  # a short stretch within one sentence
@@ -239,7 +270,7 @@ def scan(text: str) -> Scan:
     mention covers the matched fragment only, so a text that is only a cue and an attack is still judged
     whole by the model (see `GuardModel`)."""
     quotes = quoted_spans(text)
-    found_by_rule = [(rule, list(rule.pattern.finditer(text))) for rule in RULES]
+    found_by_rule = [(rule, list(rule.pattern.finditer(text))) for rule in _candidates(text)]
     mentions: list[tuple[int, int]] = []
     for start, end in sorted(found.span() for _, founds in found_by_rule for found in founds):
         if any(a <= start and end <= b for a, b in quotes):
@@ -265,6 +296,15 @@ def scan(text: str) -> Scan:
         if chosen is not None:
             hits.append(chosen)
     return Scan(sorted(hits, key=lambda h: -h.score), reported)
+
+
+def _candidates(text: str) -> tuple[Rule, ...] | list[Rule]:
+    """The rules that can match `text`: for an ASCII text, those with a trigger in it (lower-casing an ASCII
+    text is exactly what the patterns' IGNORECASE does); for any other text, every rule."""
+    if not text.isascii():
+        return RULES
+    lowered = text.lower()
+    return [rule for rule in RULES if any(trigger in lowered for trigger in rule.triggers)]
 
 
 def match_rules(text: str) -> list[RuleHit]:
