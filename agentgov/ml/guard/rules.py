@@ -242,11 +242,14 @@ def quoted_spans(text: str) -> list[tuple[int, int]]:
 
 
 #: A discussion names an attack before citing it without quotation marks: "attacks like …", "a request
-#: containing …", "an email that says …". Matched against the text just before a rule's match.
+#: containing …", "an email that says …", "when asked to …", "ask the model to …". Matched against the text
+#: just before a rule's match.
 _MENTION_CUE = re.compile(
-    r"\b(?:attacks?|prompts?|phrases?|payloads?|injections?|examples?|strings?|messages?|requests?|inputs?|"
+    r"(?:\b(?:attacks?|prompts?|phrases?|payloads?|injections?|examples?|strings?|messages?|requests?|inputs?|"
     r"e-?mails?|techniques?|commands?|texts?|sentences?|tricks?|jailbreaks?)\s+(?:like|such\s+as|containing|"
     r"contains|that\s+(?:says?|said|reads?|contains?|goes)|saying|reading|e\.g\.,?|for\s+(?:example|instance),?)"
+    r"|\b(?:when|if|after|once)\s+(?:it\s+was\s+|it\s+is\s+|being\s+)?(?:asked|told|instructed|prompted)\s+to"
+    r"|\bask(?:s|ed|ing)?\s+(?:the|a|an)\s+(?:model|bot|chatbot|assistant|ai|llm|agent)\s+to)"
     r"\s*[:,]?\s*$",
     re.IGNORECASE,
 )
