@@ -34,6 +34,7 @@ from agentgov.storage.database import DatabaseError
 from agentgov.storage.discovery import DiscoveryRepo
 from agentgov.storage.hitl import HitlRepo
 from agentgov.storage.leases import LeaseLost, LeaseRepo
+from agentgov.storage.orphans import owner_at_start
 from agentgov.timeutil import now_iso
 
 if TYPE_CHECKING:
@@ -66,9 +67,10 @@ class DutiesActor(Actor[_Tick | RunDuties]):
         self._ticker = PeriodicTicker(max(0.2, services.settings.lease_seconds / 3), _Tick())
 
     async def on_start(self, ctx: ActorContext) -> None:
-        if self.services.db.dialect == "sqlite":  # one process owns the database: no live job is another's
+        owner = owner_at_start(self.services.db.dialect, self.services.instance_id)
+        if owner is not None:  # with PostgreSQL the `orphaned-jobs` duty does it, under its lease
             try:
-                failed = await self.discovery.fail_orphaned_jobs(lease_seconds=0, owner=self.services.instance_id)
+                failed = await self.discovery.fail_orphaned_jobs(lease_seconds=0, owner=owner)
             except DatabaseError as exc:
                 log.warning("could not fail orphaned discovery jobs", extra=fields(error=str(exc)))
             else:

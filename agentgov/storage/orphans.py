@@ -21,3 +21,10 @@ def orphaned(*, lease_seconds: float, owner: str | None) -> tuple[str, dict[str,
         return "(owner IS NULL OR owner <> :orphan_owner)", {"orphan_owner": owner}
     stale = to_iso(now() - timedelta(seconds=lease_seconds))
     return "(heartbeat_at IS NULL OR heartbeat_at < :orphan_stale)", {"orphan_stale": stale}
+
+
+def owner_at_start(dialect: str, instance_id: str) -> str | None:
+    """The `owner` with which a process starting up fails what was left live: itself with SQLite (one process
+    owns the database, so every live row of another owner is orphaned); none with PostgreSQL (other processes
+    may be running, so only rows with a stale heartbeat are)."""
+    return instance_id if dialect == "sqlite" else None

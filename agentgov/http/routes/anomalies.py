@@ -51,6 +51,7 @@ from agentgov.siem.events import anomaly_event
 from agentgov.storage.anomalies import AnomalyRepo, NewReport, ReportFilter
 from agentgov.storage.audit import AuditRepo
 from agentgov.storage.detectors import DetectorRepo
+from agentgov.storage.orphans import owner_at_start
 from agentgov.timeutil import now, to_iso
 
 bp = Blueprint("anomalies", __name__)
@@ -411,7 +412,7 @@ async def _fail_orphaned_training() -> None:
     live task is (one process owns the database); with PostgreSQL those whose heartbeat is older than the lease
     (`TRAINING_LEASE_SECONDS`), the others being another live process's."""
     svc = services()
-    owner = svc.instance_id if svc.db.dialect == "sqlite" else None
+    owner = owner_at_start(svc.db.dialect, svc.instance_id)
     try:
         failed = await _repo().fail_orphaned_tasks(lease_seconds=svc.settings.detectors.training_lease, owner=owner)
     except Exception:

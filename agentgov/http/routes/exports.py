@@ -33,6 +33,7 @@ from agentgov.logs import fields
 from agentgov.security.roles import Permission
 from agentgov.storage.audit import ExportFilter
 from agentgov.storage.exports import ExportJob, ExportJobRepo, ExportRepo
+from agentgov.storage.orphans import owner_at_start
 from agentgov.timeutil import now, to_iso
 
 bp = Blueprint("exports", __name__)
@@ -253,7 +254,7 @@ async def _fail_orphaned_jobs() -> None:
     """Jobs left queued or running by a process that stopped are failed at start: with SQLite every live job
     (one process owns the database), with PostgreSQL those whose heartbeat is older than `LEASE_SECONDS`."""
     svc = services()
-    owner = svc.instance_id if svc.db.dialect == "sqlite" else None
+    owner = owner_at_start(svc.db.dialect, svc.instance_id)
     try:
         failed = await ExportJobRepo(svc.db).fail_orphaned(lease_seconds=svc.settings.lease_seconds, owner=owner)
     except Exception:
