@@ -7,14 +7,15 @@ from __future__ import annotations
 import gzip
 import json
 
+import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from agentgov.detection.guard_memory import RECENT_CHARS, RECENT_TTL, GuardCounters, RecentValidations
+from agentgov.ml.guard import encoding, train
 from agentgov.ml.guard import model as guard_model
-from agentgov.ml.guard import train
 from agentgov.ml.guard.base import default_document, default_model, parse_rows
-from agentgov.ml.guard.fit import GuardParams
+from agentgov.ml.guard.fit import GuardParams, choose_threshold
 from agentgov.ml.guard.model import (
     _CHAR,
     _WORD,
@@ -61,7 +62,7 @@ def test_remembered_grams_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     memory: dict[str, int] = {}
     monkeypatch.setattr(guard_model, "_CHAR_COLUMNS", memory)
     monkeypatch.setattr(guard_model, "_WORD_CHAR_COLUMNS", {})
-    monkeypatch.setattr(guard_model, "MAX_REMEMBERED_GRAMS", 50)
+    monkeypatch.setattr(encoding, "MAX_REMEMBERED_GRAMS", 50)
     short, long = "tiny words", "a longer text with many more distinct character grams than fit"
     expected = bucket_counts(long)[0].tolist()
     bucket_counts(short)
@@ -171,8 +172,28 @@ def test_rule_hits_block_on_their_own_and_quoted_ones_never() -> None:
 
 
 def test_training_parameters_are_checked() -> None:
-    assert GuardParams.from_dict({}).to_dict() == {"target_fpr": 0.01, "feedback_weight": 5.0, "regularisation": 8.0}
-    for bad in ({"target_fpr": 0.5}, {"feedback_weight": 0.5}, {"regularisation": 0}, {"folds": 3}):
+    assert GuardParams.from_dict({}).to_dict() == {
+        "target_fpr": 0.01,
+        "max_family_fpr": 0.015,
+        "feedback_weight": 5.0,
+        "regularisation": 8.0,
+        "style_weight": 0.7,
+        "style_words": 500,
+        "style_regularisation": 1.0,
+    }
+    assert GuardParams.from_dict({"style_weight": 0, "style_words": 300}).style_words == 300
+    for bad in (
+        {"target_fpr": 0.5},
+        {"feedback_weight": 0.5},
+        {"regularisation": 0},
+        {"folds": 3},
+        {"style_weight": 0.95},
+        {"style_weight": -0.1},
+        {"style_words": 10},
+        {"style_words": 300.5},
+        {"style_regularisation": 0},
+        {"max_family_fpr": 0.3},
+    ):
         with pytest.raises(ValueError):
             GuardParams.from_dict(bad)
 
@@ -226,3 +247,17 @@ def test_a_classifier_block_names_the_words_weighing_most() -> None:
     assert judged.telling_words and set(judged.telling_words) <= set(TEXTS[0].lower().replace(".", "").split())
     assert model.assess(TEXTS[1]).telling_words == ()  # allowed: nothing to explain
     assert model.telling_words("!!!") == ()
+
+
+def test_the_threshold_bounds_the_pooled_and_every_large_familys_false_positive_rate() -> None:
+    params = GuardParams(target_fpr=0.01, max_family_fpr=0.02)
+    rng = np.random.default_rng(0)
+    calm, loud = rng.uniform(0.0, 0.6, 900), rng.uniform(0.0, 0.9, 100)  # "loud": ordinary text scored high
+    scores = np.concatenate([calm, loud])
+    families = np.array(["calm"] * 900 + ["loud"] * 100)
+    threshold = choose_threshold(scores, families, params)
+    assert (loud >= threshold).mean() <= 0.02 and (scores >= threshold).mean() <= 0.01
+    assert threshold == pytest.approx(np.quantile(loud, 0.98))  # the loud family binds, not the pooled rate
+    small = np.array(["calm"] * 900 + [f"tiny-{k}" for k in range(100)])  # families too small to bound it
+    assert choose_threshold(scores, small, params) == pytest.approx(max(0.5, np.quantile(scores, 0.99)))
+    assert choose_threshold(np.zeros(200), np.array(["a"] * 200), params) == 0.5  # never below 0.5

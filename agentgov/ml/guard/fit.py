@@ -4,8 +4,9 @@
 its feedback, weighted `feedback_weight` times). Honest figures need text from sources the model has not
 seen: every example belongs to a `group` (its source family), and the attack probability of each example is
 taken from a model fitted without its whole group (leave-one-source-out; feedback rows are spread over the
-folds). Those out-of-fold scores choose the threshold (the classifier's score quantile of the benign base
-rows at `target_fpr`, never below 0.5) and give the metrics, judged as the guard judges (an unquoted rule hit
+folds). Those out-of-fold scores choose the threshold (`choose_threshold`: the benign base rows, pooled, are
+flagged at most at `target_fpr`, and no benign source family of `MIN_FAMILY_BENIGN` rows or more above
+`max_family_fpr`; never below 0.5) and give the metrics, judged as the guard judges (an unquoted rule hit
 blocks whatever the classifier says): precision, recall, F1, false-positive rate, ROC-AUC and per-category
 recall on the base data, and the same on the feedback; and per source family (`held_out_by_family`: its
 attacks ranked against every benign base text, its benign texts' false-positive rate), which shows where the
@@ -26,16 +27,11 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
-from agentgov.ml.guard.model import (
-    RULE_NAMES,
-    Counts,
-    GuardModel,
-    count_features,
-    inverse_document_frequency,
-    weigh,
-)
+from agentgov.ml.guard.encoding import as_stored, inverse_document_frequency
+from agentgov.ml.guard.model import RULE_NAMES, Counts, GuardModel, count_features, weigh
 from agentgov.ml.guard.normalise import normalise
 from agentgov.ml.guard.rules import CATEGORIES
+from agentgov.ml.guard.style import fit_style
 
 BENIGN = "benign"
 LABELS = (BENIGN, *CATEGORIES)
@@ -53,9 +49,13 @@ class Example:
 class GuardParams:
     """Training parameters (all optional in a training request)."""
 
-    target_fpr: float = 0.01
+    target_fpr: float = 0.01  # the benign base rows, pooled, flagged at most (held out by family)
+    max_family_fpr: float = 0.015  # and any one benign source family's rows at most
     feedback_weight: float = 5.0
     regularisation: float = 8.0  # liblinear's C: higher fits the training text more closely
+    style_weight: float = 0.7  # the style model's share of the attack log-odds (0: no style model)
+    style_words: float = 500  # tokens the style model keeps (the commonest in the training texts)
+    style_regularisation: float = 1.0  # the style model's C
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GuardParams:
@@ -67,10 +67,18 @@ class GuardParams:
         params = cls(**{name: float(value) for name, value in data.items()})
         if not 0.001 <= params.target_fpr <= 0.2:
             raise ValueError("target_fpr must be between 0.001 and 0.2")
+        if not 0.001 <= params.max_family_fpr <= 0.2:
+            raise ValueError("max_family_fpr must be between 0.001 and 0.2")
         if not 1.0 <= params.feedback_weight <= 100.0:
             raise ValueError("feedback_weight must be between 1 and 100")
         if not 0.01 <= params.regularisation <= 1000.0:
             raise ValueError("regularisation must be between 0.01 and 1000")
+        if not 0.0 <= params.style_weight <= 0.9:
+            raise ValueError("style_weight must be between 0 and 0.9")
+        if not 50 <= params.style_words <= 5000 or params.style_words != int(params.style_words):
+            raise ValueError("style_words must be a whole number between 50 and 5000")
+        if not 0.01 <= params.style_regularisation <= 1000.0:
+            raise ValueError("style_regularisation must be between 0.01 and 1000")
         return params
 
     def to_dict(self) -> dict[str, float]:
@@ -98,8 +106,9 @@ def fit(
         if progress is not None:
             progress((number + 1) / (len(np.unique(folds)) + 1))
     feedback = np.array([e.feedback for e in examples])
-    base_benign = out_of_fold[(labels == 0) & ~feedback]
-    threshold = float(np.clip(np.quantile(base_benign, 1.0 - params.target_fpr), 0.5, 0.99))
+    groups = np.array([e.group for e in examples])
+    base_benign = (labels == 0) & ~feedback
+    threshold = choose_threshold(out_of_fold[base_benign], groups[base_benign], params)
     # As judged: an unquoted rule hit blocks on its own (GuardModel.rule_score), a quoted one never does.
     decision = np.where((counts.rules >= 1.0).any(axis=1), np.maximum(out_of_fold, threshold), out_of_fold)
     model = _fit_once(counts, labels, weights, params, with_categories=True).with_threshold(round(threshold, 6))
@@ -114,6 +123,23 @@ def fit(
         "feedback_examples": int(feedback.sum()),
     }
     return model, metrics
+
+
+#: A benign source family with fewer rows does not bound the threshold on its own (its quantile is too coarse).
+MIN_FAMILY_BENIGN = 100
+
+
+def choose_threshold(benign_scores: np.ndarray, families: np.ndarray, params: GuardParams) -> float:
+    """The lowest threshold (within 0.5..0.99) at which the benign scores, pooled, are flagged at most at
+    `params.target_fpr` and each family's with `MIN_FAMILY_BENIGN` rows or more at most at
+    `params.max_family_fpr`: a model tuned to the average benign text may still flag one kind of ordinary text
+    (code tasks, say) several times as often, and a new source is as likely to look like that kind."""
+    bounds = [np.quantile(benign_scores, 1.0 - params.target_fpr)]
+    for family in np.unique(families):
+        own = benign_scores[families == family]
+        if len(own) >= MIN_FAMILY_BENIGN:
+            bounds.append(np.quantile(own, 1.0 - params.max_family_fpr))
+    return float(np.clip(max(bounds), 0.5, 0.99))
 
 
 def _folds(examples: Sequence[Example]) -> np.ndarray:
@@ -155,22 +181,27 @@ def _fit_once(
         for row, label in enumerate(category.classes_):
             category_coef[label - 1] = category.coef_[row]
             category_intercept[label - 1] = category.intercept_[row]
+    style = None
+    if params.style_weight > 0:
+        style = fit_style(
+            counts.tokens,
+            labels > 0,
+            weights,
+            words=int(params.style_words),
+            regularisation=params.style_regularisation,
+            weight=params.style_weight,
+        )
     return GuardModel(
-        char_idf=_as_stored(char_idf),
-        word_idf=_as_stored(word_idf),
-        attack_coef=_as_stored(attack.coef_[0]),
+        char_idf=as_stored(char_idf),
+        word_idf=as_stored(word_idf),
+        attack_coef=as_stored(attack.coef_[0]),
         attack_intercept=float(round(attack.intercept_[0], 6)),
-        category_coef=_as_stored(category_coef),
+        category_coef=as_stored(category_coef),
         category_intercept=np.round(category_intercept, 6),
         threshold=0.5,
         rule_names=RULE_NAMES,
+        style=style,
     )
-
-
-def _as_stored(values: np.ndarray) -> np.ndarray:
-    """The values as the stored document will hold them (float16), so a fitted model judges exactly like the
-    same model read back."""
-    return np.asarray(values, dtype=np.float16).astype(np.float64)
 
 
 def _figures(scores: np.ndarray, labels: np.ndarray, threshold: float) -> dict[str, Any]:

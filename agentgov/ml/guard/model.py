@@ -4,7 +4,9 @@ Features of a (normalised) text: hashed character 2-5-grams within word boundari
 (`BUCKETS` each; hashing needs no vocabulary, so the model is a few arrays), each block weighted by sublinear
 term frequency times inverse document frequency and scaled to unit length, plus one indicator per explainable
 rule that matched. Two linear models read them: `attack` (the probability that the text is an attack of any
-kind) and `category` (which kind, given an attack: injection, jailbreak, leakage).
+kind) and `category` (which kind, given an attack: injection, jailbreak, leakage). A model of format 2 also
+holds a `StyleModel` (`style.py`: the text with its content words masked), whose log-odds are mixed into the
+attack's by the style model's `weight`; a model of format 1 (stored before) is read without one.
 
 `GuardModel.assess(text)` normalises the text (`normalise`), splits a long one into overlapping chunks of
 `CHUNK_CHARS` (a document is read whole, never truncated), and answers the highest chunk's figures: `score` is
@@ -16,7 +18,6 @@ Pure and thread-safe; `from_document` raises `ValueError` for a document it cann
 
 from __future__ import annotations
 
-import base64
 import binascii
 import dataclasses
 import functools
@@ -27,14 +28,23 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction._hashing_fast import transform as _hash_grams
 from sklearn.feature_extraction.text import HashingVectorizer
 
+from agentgov.ml.guard.encoding import (
+    BUCKETS,
+    hash_grams,
+    hashed_columns,
+    pack_array,
+    unpack_array,
+    weigh_block,
+)
 from agentgov.ml.guard.normalise import Finding, normalise
 from agentgov.ml.guard.rules import CATEGORIES, QUOTED_FACTOR, RULES, RuleHit, Scan, match_rules, scan
+from agentgov.ml.guard.style import StyleModel, tokens
 
-FORMAT = "agentgov.guard/1"
-BUCKETS = 2**16
+FORMAT = "agentgov.guard/2"
+#: Formats this version reads: 1 has no style model (its attack probability is the character and word model's).
+READABLE_FORMATS = ("agentgov.guard/1", FORMAT)
 CHUNK_CHARS = 4000
 CHUNK_OVERLAP = 400
 RULE_NAMES = tuple(rule.name for rule in RULES)
@@ -58,9 +68,6 @@ _WORD_GRAMS = _WORD.build_analyzer()
 _NO_BUCKETS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
 
-#: Grams whose hashed column is remembered (per block), so a gram seen before costs a dict lookup; beyond it
-#: new grams are hashed each time (bounded memory: a few MB).
-MAX_REMEMBERED_GRAMS = 100_000
 _CHAR_COLUMNS: dict[str, int] = {}
 _WORD_COLUMNS: dict[str, int] = {}
 #: Words (of at most `MAX_REMEMBERED_WORD_CHARS`) whose character n-grams' columns are remembered whole, so a
@@ -89,19 +96,6 @@ def char_wb_grams(text: str) -> list[str]:
     return [gram for word in text.lower().split() for gram in _grams_of_word(word)]
 
 
-def _columns(grams: list[str], memory: dict[str, int]) -> list[int]:
-    """The hashed column of each gram (`HashingVectorizer`'s hashing: the same call for those not remembered)."""
-    found = [memory.get(gram, -1) for gram in grams]
-    if -1 not in found:
-        return found
-    missing = list(dict.fromkeys(gram for gram, column in zip(grams, found, strict=True) if column < 0))
-    indices, _, _ = _hash_grams([[(gram, 1) for gram in missing]], BUCKETS, np.float64, False, 0)
-    hashed = dict(zip(missing, indices.tolist(), strict=True))
-    if len(memory) + len(hashed) <= MAX_REMEMBERED_GRAMS:
-        memory.update(hashed)  # a dict update is atomic: concurrent readers see a gram or not
-    return [column if column >= 0 else hashed[gram] for gram, column in zip(grams, found, strict=True)]
-
-
 def _char_columns(text: str) -> list[int]:
     """The columns of `char_wb_grams(text)` (as a multiset: grouped by word), remembered per word; the grams
     of the words not remembered are cut and looked up in one call."""
@@ -111,7 +105,7 @@ def _char_columns(text: str) -> list[int]:
     unknown = [word for word in dict.fromkeys(words) if word not in memory]
     if unknown:
         grams_of = [_grams_of_word(word) for word in unknown]
-        flat = _columns([gram for grams in grams_of for gram in grams], _CHAR_COLUMNS)
+        flat = hashed_columns([gram for grams in grams_of for gram in grams], _CHAR_COLUMNS)
         start = 0
         for word, grams in zip(unknown, grams_of, strict=True):
             learned[word] = tuple(flat[start : start + len(grams)])
@@ -131,7 +125,7 @@ def bucket_counts(text: str) -> tuple[np.ndarray, np.ndarray]:
     0..BUCKETS-1, word n-grams in BUCKETS..2*BUCKETS-1 — its row of `count_features` without building a
     matrix (the same hashing as `HashingVectorizer`; a test holds the two equal)."""
     columns = _char_columns(text)
-    columns.extend(column + BUCKETS for column in _columns(_WORD_GRAMS(text), _WORD_COLUMNS))
+    columns.extend(column + BUCKETS for column in hashed_columns(_WORD_GRAMS(text), _WORD_COLUMNS))
     if not columns:
         return _NO_BUCKETS
     buckets, counts = np.unique(np.array(columns, dtype=np.int64), return_counts=True)
@@ -140,14 +134,19 @@ def bucket_counts(text: str) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclasses.dataclass(frozen=True)
 class Counts:
-    """The raw features of some texts: hashed n-gram counts (two blocks) and rule indicators."""
+    """The raw features of some texts: hashed n-gram counts (two blocks), rule indicators, and the tokens the
+    style model reads (`style.tokens`)."""
 
     chars: sp.csr_matrix
     words: sp.csr_matrix
     rules: np.ndarray  # (texts, len(RULE_NAMES)) of 0/1
+    tokens: tuple[tuple[str, ...], ...]
 
     def rows(self, index: np.ndarray) -> Counts:
-        return Counts(self.chars[index], self.words[index], self.rules[index])
+        """The rows `index` selects (a boolean mask or positions)."""
+        positions = np.flatnonzero(index) if np.asarray(index).dtype == bool else np.asarray(index)
+        picked = tuple(self.tokens[k] for k in positions)
+        return Counts(self.chars[positions], self.words[positions], self.rules[positions], picked)
 
 
 def count_features(texts: Sequence[str], hits: Sequence[Sequence[RuleHit]] | None = None) -> Counts:
@@ -158,7 +157,9 @@ def count_features(texts: Sequence[str], hits: Sequence[Sequence[RuleHit]] | Non
     for row, found in enumerate(hits):
         for hit in found:
             rules[row, RULE_NAMES.index(hit.rule)] = rule_value(hit)
-    return Counts(_CHAR.transform(texts).tocsr(), _WORD.transform(texts).tocsr(), rules)
+    return Counts(
+        _CHAR.transform(texts).tocsr(), _WORD.transform(texts).tocsr(), rules, tuple(tokens(text) for text in texts)
+    )
 
 
 def rule_value(hit: RuleHit) -> float:
@@ -166,23 +167,9 @@ def rule_value(hit: RuleHit) -> float:
     return QUOTED_FACTOR if hit.quoted else 1.0
 
 
-def inverse_document_frequency(counts: sp.csr_matrix) -> np.ndarray:
-    """Smoothed idf of each bucket: log((1 + n) / (1 + df)) + 1."""
-    documents = counts.shape[0]
-    df = np.bincount(counts.indices, minlength=counts.shape[1])
-    return np.log((1.0 + documents) / (1.0 + df)) + 1.0
-
-
 def weigh(counts: Counts, char_idf: np.ndarray, word_idf: np.ndarray) -> sp.csr_matrix:
     """The model's input: each block log-scaled, idf-weighted and of unit length, then the rule indicators."""
-    blocks = []
-    for block, idf in ((counts.chars, char_idf), (counts.words, word_idf)):
-        weighted = block.copy().astype(np.float64)
-        weighted.data = (1.0 + np.log(weighted.data)) * idf[weighted.indices]
-        norms = np.sqrt(np.asarray(weighted.multiply(weighted).sum(axis=1)).ravel())
-        norms[norms == 0] = 1.0
-        blocks.append(sp.csr_matrix(weighted.multiply(1.0 / norms[:, None])))
-    blocks.append(sp.csr_matrix(counts.rules))
+    blocks = [weigh_block(counts.chars, char_idf), weigh_block(counts.words, word_idf), sp.csr_matrix(counts.rules)]
     return sp.hstack(blocks, format="csr")
 
 
@@ -233,6 +220,7 @@ class GuardModel:
     category_intercept: np.ndarray
     threshold: float
     rule_names: tuple[str, ...] = RULE_NAMES
+    style: StyleModel | None = None  # the second reading (`style.py`), mixed into the attack probability
 
     # ------------------------------------------------------------------------------------------ judging
 
@@ -254,7 +242,11 @@ class GuardModel:
     def probabilities(self, counts: Counts) -> tuple[np.ndarray, np.ndarray]:
         """(attack probability per text, category distribution per text given an attack)."""
         features = weigh(counts, self.char_idf, self.word_idf)
-        attack = _sigmoid(features @ self.attack_coef + self.attack_intercept)
+        attack_logit = features @ self.attack_coef + self.attack_intercept
+        if self.style is not None:
+            weight = self.style.weight
+            attack_logit = (1.0 - weight) * attack_logit + weight * self.style.logits(counts.tokens)
+        attack = _sigmoid(attack_logit)
         logits = features @ self.category_coef.T + self.category_intercept
         logits -= logits.max(axis=1, keepdims=True)
         share = np.exp(logits)
@@ -275,8 +267,12 @@ class GuardModel:
             logits += weights @ self._columns[buckets]
         for hit in hits:  # one hit per rule at most
             logits += self._columns[2 * BUCKETS + RULE_NAMES.index(hit.rule)] * rule_value(hit)
+        attack_logit = float(logits[0])
+        if self.style is not None:
+            weight = self.style.weight
+            attack_logit = (1.0 - weight) * attack_logit + weight * self.style.logit(tokens(text))
         category = np.exp(logits[1:] - logits[1:].max())
-        attack = 1.0 / (1.0 + math.exp(-min(50.0, max(-50.0, float(logits[0])))))
+        attack = 1.0 / (1.0 + math.exp(-min(50.0, max(-50.0, attack_logit))))
         return attack, category / category.sum()
 
     def _judge_speech(self, text: str, scanned: Scan) -> tuple[float, np.ndarray]:
@@ -340,7 +336,7 @@ class GuardModel:
         words = sorted({gram for gram in _WORD_GRAMS(text) if " " not in gram})
         if not words:
             return ()
-        indices, _, _ = _hash_grams([[(word, 1)] for word in words], BUCKETS, np.float64, False, 0)
+        indices = np.array(hash_grams(words), dtype=np.int64)
         weights = self.attack_coef[BUCKETS + indices] * self.word_idf[indices]
         ranked = sorted(range(len(words)), key=lambda k: -weights[k])
         return tuple(words[k] for k in ranked[:count] if weights[k] > 0)
@@ -359,42 +355,46 @@ class GuardModel:
 
     def to_document(self) -> dict[str, Any]:
         """The model as JSON-ready data: arrays as base64 of zlib-compressed float16 (deterministic bytes)."""
-        return {
+        document: dict[str, Any] = {
             "format": FORMAT,
             "buckets": BUCKETS,
             "categories": list(CATEGORIES),
             "rules": list(self.rule_names),
             "threshold": round(self.threshold, 6),
-            "char_idf": _pack(self.char_idf),
-            "word_idf": _pack(self.word_idf),
-            "attack_coef": _pack(self.attack_coef),
+            "char_idf": pack_array(self.char_idf),
+            "word_idf": pack_array(self.word_idf),
+            "attack_coef": pack_array(self.attack_coef),
             "attack_intercept": round(float(self.attack_intercept), 6),
-            "category_coef": [_pack(row) for row in self.category_coef],
+            "category_coef": [pack_array(row) for row in self.category_coef],
             "category_intercept": [round(float(v), 6) for v in self.category_intercept],
         }
+        if self.style is not None:
+            document["style"] = self.style.to_document()
+        return document
 
     @classmethod
     def from_document(cls, document: dict[str, Any]) -> GuardModel:
         """Raises `ValueError` for a document of another format or shape."""
         try:
-            if document.get("format") != FORMAT or document.get("buckets") != BUCKETS:
+            if document.get("format") not in READABLE_FORMATS or document.get("buckets") != BUCKETS:
                 raise ValueError(f"not a {FORMAT} model with {BUCKETS} buckets")
             if list(document["categories"]) != list(CATEGORIES):
                 raise ValueError("the model's categories differ from this version's")
             stored_rules = [str(name) for name in document["rules"]]
             width = 2 * BUCKETS + len(stored_rules)
-            attack = _align(_unpack(document["attack_coef"], width), stored_rules)
-            category = np.vstack([_align(_unpack(row, width), stored_rules) for row in document["category_coef"]])
+            attack = _align(unpack_array(document["attack_coef"], width), stored_rules)
+            category = np.vstack([_align(unpack_array(row, width), stored_rules) for row in document["category_coef"]])
             if category.shape[0] != len(CATEGORIES):
                 raise ValueError("one category model per category expected")
             return cls(
-                char_idf=_unpack(document["char_idf"], BUCKETS),
-                word_idf=_unpack(document["word_idf"], BUCKETS),
+                char_idf=unpack_array(document["char_idf"], BUCKETS),
+                word_idf=unpack_array(document["word_idf"], BUCKETS),
                 attack_coef=attack,
                 attack_intercept=float(document["attack_intercept"]),
                 category_coef=category,
                 category_intercept=np.asarray(document["category_intercept"], dtype=np.float64),
                 threshold=float(document["threshold"]),
+                style=StyleModel.from_document(document["style"]) if "style" in document else None,
             )
         except (KeyError, TypeError, AttributeError, zlib.error, binascii.Error) as exc:
             raise ValueError(f"unreadable guard model: {exc!r}") from None
@@ -402,18 +402,6 @@ class GuardModel:
 
 def _sigmoid(values: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(values, -50, 50)))
-
-
-def _pack(values: np.ndarray) -> str:
-    raw = np.asarray(values, dtype="<f2").tobytes()
-    return base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
-
-
-def _unpack(text: str, length: int) -> np.ndarray:
-    values = np.frombuffer(zlib.decompress(base64.b64decode(text, validate=True)), dtype="<f2").astype(np.float64)
-    if values.shape != (length,) or not np.all(np.isfinite(values)):
-        raise ValueError(f"an array of {length} finite values expected")
-    return values
 
 
 def _align(coef: np.ndarray, stored_rules: list[str]) -> np.ndarray:

@@ -80,7 +80,11 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "do_anything_now": _any_of("do anything now|dan mode|jailbr|developer mode|ethical|moral|content"),
     "privileged_mode": _any_of("mode"),
     "unrestricted_persona": _any_of("pretend|act as|roleplay as|you are now|from now on you are"),
-    "reveal_system_prompt": _any_of("reveal|print|show|repeat|output|display|leak|tell me|give me|write out|spell out"),
+    "reveal_system_prompt": _any_of(
+        "reveal|print|show|repeat|output|display|leak|tell me|give me|write out|spell out|translate|summar|paraphrase|"
+        "rephrase|rewrite"
+    ),
+    "reveal_given_secret": _any_of("print|tell|reveal|give|say|output|show|what|spell|repeat|share"),
     "exfiltration_link": _any_of("!["),
     "send_secrets": _any_of("send|forward|email|post|share|reveal|include"),
     "disguised_secret": _any_of("spell|write|say|give|tell|print|encode|reverse|output|show"),
@@ -187,7 +191,20 @@ RULES: tuple[Rule, ...] = (
         rf"\b(?:reveal|print|show|repeat|output|display|leak|tell me|give me|write out|spell out)\b{_W}"
         rf"\b(?:system prompt|initial prompt|hidden (?:prompt|instructions)|your (?:instructions|system message|"
         rf"prompt|rules)|(?:the )?(?:text|words|instructions) above|everything (?:above|before this|so far)|"
-        rf"(?:the )?(?:beginning|start|top) of (?:this|the|our) conversation)\b",
+        rf"(?:the )?(?:beginning|start|top) of (?:this|the|our) conversation)\b"
+        # re-wording the prompt is extraction too, but only of the model's own prompt ("translate the text
+        # above" is an ordinary request)
+        rf"|\b(?:translate|summari[sz]e|paraphrase|rephrase|rewrite)\b{_W}\b(?:system prompt|initial prompt|"
+        rf"hidden (?:prompt|instructions)|your (?:(?:initial|original|first|hidden|secret|system) )?"
+        rf"(?:instructions|system message|prompt))\b",
+    ),
+    _rule(  # the secret the model was entrusted with, asked for
+        "reveal_given_secret",
+        "leakage",
+        0.8,
+        rf"\b(?:print|tell me|reveal|give me|say|output|show me|what(?:'s| is| was)|spell|repeat|share)\b{_W}"
+        rf"\b(?:password|passphrase|passcode|secret(?: word| key| code)?|api key)\s+(?:that\s+)?you\s+(?:were|"
+        rf"have been|'ve been|got)\s+(?:given|told|assigned|entrusted with|asked to (?:keep|protect|guard))\b",
     ),
     _rule(
         "exfiltration_link",

@@ -30,7 +30,7 @@ from pathlib import Path
 from agentgov.ml.guard.base import BASE_DATA, DATA_PACKAGE, DEFAULT_MODEL, base_examples, parse_rows
 from agentgov.ml.guard.fit import GuardParams, fit
 
-DEFAULT_VERSION = "base-2"
+DEFAULT_VERSION = "base-3"
 
 
 def pack(data: bytes) -> bytes:
@@ -67,8 +67,10 @@ def build_document() -> bytes:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m agentgov.ml.guard.train", description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--data", type=Path, action="append", help="a labelled JSON-lines file to pack into the base data first "
-        "(repeat to join several, in order)"
+        "--data",
+        type=Path,
+        action="append",
+        help="a labelled JSON-lines file to pack into the base data first (repeat to join several, in order)",
     )
     parser.add_argument("--check", action="store_true", help="rebuild in memory and compare with the shipped model")
     args = parser.parse_args(argv)

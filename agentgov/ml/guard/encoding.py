@@ -1,0 +1,95 @@
+"""How the guard's models turn n-grams into columns and weights, and their arrays into JSON.
+
+Shared by both readings of a text (`model.py`: its characters and words; `style.py`: its masked words):
+
+- `hashed_columns(grams, memory)`: the column of each n-gram among `BUCKETS` (scikit-learn's
+  `HashingVectorizer` hashing, so the batch and the one-text paths agree), remembering up to
+  `MAX_REMEMBERED_GRAMS` grams per `memory` so a gram seen before costs a dict lookup;
+- `inverse_document_frequency` and `weigh_block`: sublinear tf·idf of a block of counts, each row of unit length;
+- `pack_array` / `unpack_array`: arrays as base64 of zlib-compressed float16 (deterministic bytes), and back
+  (`ValueError` for anything else); `as_stored`: values as a stored document will hold them.
+
+Pure functions; a memory dict is only ever extended by one `dict.update` (atomic), so threads may share it.
+"""
+
+from __future__ import annotations
+
+import base64
+import zlib
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.feature_extraction._hashing_fast import transform as _hash_grams
+
+BUCKETS = 2**16
+#: Grams whose hashed column is remembered (per memory), so a gram seen before costs a dict lookup; beyond it
+#: new grams are hashed each time (bounded memory: a few MB).
+MAX_REMEMBERED_GRAMS = 100_000
+
+
+def hash_grams(grams: Sequence[str]) -> list[int]:
+    """The column of each gram, hashed (no memory)."""
+    if not grams:
+        return []
+    indices, _, _ = _hash_grams([[(gram, 1) for gram in grams]], BUCKETS, np.float64, False, 0)
+    return [int(index) for index in indices]
+
+
+def hashed_columns(grams: list[str], memory: dict[str, int]) -> list[int]:
+    """The hashed column of each gram (the hashing of `HashingVectorizer`), remembered in `memory` while it
+    holds fewer than `MAX_REMEMBERED_GRAMS`."""
+    found = [memory.get(gram, -1) for gram in grams]
+    if -1 not in found:
+        return found
+    missing = list(dict.fromkeys(gram for gram, column in zip(grams, found, strict=True) if column < 0))
+    hashed = dict(zip(missing, hash_grams(missing), strict=True))
+    if len(memory) + len(hashed) <= MAX_REMEMBERED_GRAMS:
+        memory.update(hashed)  # a dict update is atomic: concurrent readers see a gram or not
+    return [column if column >= 0 else hashed[gram] for gram, column in zip(grams, found, strict=True)]
+
+
+def count_rows(rows: Sequence[Sequence[int]]) -> sp.csr_matrix:
+    """A (rows, BUCKETS) matrix counting each row's columns (a column listed twice counts 2)."""
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    indptr[1:] = np.cumsum([len(row) for row in rows])
+    indices = np.fromiter((column for row in rows for column in row), dtype=np.int64, count=int(indptr[-1]))
+    matrix = sp.csr_matrix((np.ones(len(indices)), indices, indptr), shape=(len(rows), BUCKETS))
+    matrix.sum_duplicates()
+    return matrix
+
+
+def inverse_document_frequency(counts: sp.csr_matrix) -> np.ndarray:
+    """Smoothed idf of each bucket: log((1 + n) / (1 + df)) + 1."""
+    documents = counts.shape[0]
+    df = np.bincount(counts.indices, minlength=counts.shape[1])
+    return np.log((1.0 + documents) / (1.0 + df)) + 1.0
+
+
+def weigh_block(counts: sp.csr_matrix, idf: np.ndarray) -> sp.csr_matrix:
+    """Each count as (1 + log count) · idf, each row scaled to unit length (an empty row stays empty)."""
+    weighted = counts.copy().astype(np.float64)
+    weighted.data = (1.0 + np.log(weighted.data)) * idf[weighted.indices]
+    norms = np.sqrt(np.asarray(weighted.multiply(weighted).sum(axis=1)).ravel())
+    norms[norms == 0] = 1.0
+    return sp.csr_matrix(weighted.multiply(1.0 / norms[:, None]))
+
+
+def as_stored(values: np.ndarray) -> np.ndarray:
+    """The values as a stored document holds them (float16), so a fitted model judges exactly like the same
+    model read back."""
+    return np.asarray(values, dtype=np.float16).astype(np.float64)
+
+
+def pack_array(values: np.ndarray) -> str:
+    raw = np.asarray(values, dtype="<f2").tobytes()
+    return base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
+
+
+def unpack_array(text: str, length: int) -> np.ndarray:
+    """Raises `ValueError` (or `zlib.error`, `binascii.Error` for undecodable text) unless `text` holds
+    `length` finite values."""
+    values = np.frombuffer(zlib.decompress(base64.b64decode(text, validate=True)), dtype="<f2").astype(np.float64)
+    if values.shape != (length,) or not np.all(np.isfinite(values)):
+        raise ValueError(f"an array of {length} finite values expected")
+    return values
