@@ -115,9 +115,11 @@ async def test_cancel_and_single_flight(client, tenant) -> None:
     api_key = tenant["api_key"]
     response = await client.delete(f"{API}/guard/detector/cancel", headers=key(api_key))
     assert response.status_code == 409 and "no training is running" in (await response.get_json())["detail"]
-    response = await client.post(f"{API}/guard/detector/train", json={"target_fpr": 0.02}, headers=key(api_key))
+    body = {"target_fpr": 0.02, "style_weight": 0.5, "style_words": 300}
+    response = await client.post(f"{API}/guard/detector/train", json=body, headers=key(api_key))
     task = await response.get_json()
-    assert response.status_code == 202 and task["params"]["target_fpr"] == 0.02
+    assert response.status_code == 202 and {name: task["params"][name] for name in body} == body
+    assert task["params"]["max_family_fpr"] == 0.015  # the defaults fill what was not sent
     again = await client.post(f"{API}/guard/detector/train", headers=key(api_key))
     assert again.status_code == 409 and (await again.get_json())["task_id"] == task["task_id"]
     await wait_until(lambda: _in_phase(client, task["task_id"], "fitting"), within=30)
@@ -132,9 +134,20 @@ async def test_cancel_and_single_flight(client, tenant) -> None:
 
 async def test_bad_training_requests(client, tenant) -> None:
     api_key = tenant["api_key"]
-    for body in ({"target_fpr": 0.5}, {"feedback_weight": 0}, {"epochs": 3}, {"regularisation": "high"}):
+    for body in (
+        {"target_fpr": 0.5},
+        {"feedback_weight": 0},
+        {"epochs": 3},
+        {"regularisation": "high"},
+        {"max_family_fpr": 0},
+        {"style_weight": 0.95},
+        {"style_words": 20},
+        {"style_words": 300.5},
+        {"style_regularisation": -1},
+    ):
         response = await client.post(f"{API}/guard/detector/train", json=body, headers=key(api_key))
         assert response.status_code == 422, body
+        assert "detail" in await response.get_json()
     for raw in ("not-a-uuid", ""):
         response = await client.get(f"{API}/guard/detector/training/status?task_id={raw}")
         assert response.status_code == 422
