@@ -49,11 +49,11 @@ def hashed_columns(grams: list[str], memory: dict[str, int]) -> list[int]:
     return [column if column >= 0 else hashed[gram] for gram, column in zip(grams, found, strict=True)]
 
 
-def count_rows(rows: Sequence[Sequence[int]]) -> sp.csr_matrix:
+def count_rows(rows: Sequence[np.ndarray]) -> sp.csr_matrix:
     """A (rows, BUCKETS) matrix counting each row's columns (a column listed twice counts 2)."""
     indptr = np.zeros(len(rows) + 1, dtype=np.int64)
     indptr[1:] = np.cumsum([len(row) for row in rows])
-    indices = np.fromiter((column for row in rows for column in row), dtype=np.int64, count=int(indptr[-1]))
+    indices = np.concatenate([np.asarray(row, dtype=np.int64) for row in rows]) if rows else np.zeros(0, np.int64)
     matrix = sp.csr_matrix((np.ones(len(indices)), indices, indptr), shape=(len(rows), BUCKETS))
     matrix.sum_duplicates()
     return matrix

@@ -189,8 +189,9 @@ RULES: tuple[Rule, ...] = (
         "leakage",
         0.9,
         rf"\b(?:reveal|print|show|repeat|output|display|leak|tell me|give me|write out|spell out)\b{_W}"
-        rf"\b(?:system prompt|initial prompt|hidden (?:prompt|instructions)|your (?:instructions|system message|"
-        rf"prompt|rules)|(?:the )?(?:text|words|instructions) above|everything (?:above|before this|so far)|"
+        rf"\b(?:system prompt|initial prompt|hidden (?:prompt|instructions)|your (?:(?:hidden|secret|internal|"
+        rf"original|initial|real) )?(?:instructions|system message|prompt|rules)|"
+        rf"(?:the )?(?:text|words|instructions) above|everything (?:above|before this|so far)|"
         rf"(?:the )?(?:beginning|start|top) of (?:this|the|our) conversation)\b"
         # re-wording the prompt is extraction too, but only of the model's own prompt ("translate the text
         # above" is an ordinary request)
