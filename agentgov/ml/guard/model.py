@@ -194,16 +194,20 @@ class Assessment:
     findings: tuple[Finding, ...]
     chunks: int
     telling_words: tuple[str, ...] = ()  # the words weighing most towards "attack" (when the classifier blocks)
+    readings: tuple[tuple[str, float], ...] = ()  # each reading's own attack probability (when it blocks)
 
     def reasons(self, threshold: float) -> list[str]:
         """What was found, strongest first: rule hits (rule and fragment), the classifier when it alone is over
-        the threshold (with the words weighing most), and the obfuscation undone."""
+        the threshold (with each reading's own probability and the words weighing most), and the obfuscation
+        undone."""
         reasons = [hit.reason() for hit in self.hits]
         if self.classifier_score >= threshold:
             words = ", ".join(f'"{word}"' for word in self.telling_words)
+            readings = ", ".join(f"{name} {value:.2f}" for name, value in self.readings)
             reasons.append(
                 f"classifier: attack probability {self.classifier_score:.2f} (threshold {threshold:.2f}), "
                 f"most likely {self.top_category} ({self.categories[self.top_category]:.2f})"
+                + (f"; readings: {readings}" if readings else "")
                 + (f"; words weighing most: {words}" if words else "")
             )
         reasons.extend(f"obfuscation: {finding.detail}" for finding in self.findings)
@@ -256,7 +260,26 @@ class GuardModel:
     def judge(self, text: str, hits: Sequence[RuleHit]) -> tuple[float, np.ndarray]:
         """`probabilities` of one normalised text with its rule hits, computed on its few non-zero features
         only (a fraction of a millisecond for a paragraph)."""
-        logits = self._intercepts.copy()  # attack, then one per category
+        logits = self._content_logits(text, hits)
+        attack_logit = float(logits[0])
+        if self.style is not None:
+            weight = self.style.weight
+            attack_logit = (1.0 - weight) * attack_logit + weight * self.style.logit(tokens(text))
+        category = np.exp(logits[1:] - logits[1:].max())
+        return _probability(attack_logit), category / category.sum()
+
+    def readings(self, text: str, hits: Sequence[RuleHit]) -> tuple[tuple[str, float], ...]:
+        """Each reading's own attack probability for one normalised text: `wording` (the character and word
+        model) and `style` (the masked text); nothing for a model without a style reading. `judge` mixes
+        their log-odds by the style model's weight."""
+        if self.style is None:
+            return ()
+        content = _probability(float(self._content_logits(text, hits)[0]))
+        return (("wording", content), ("style", _probability(self.style.logit(tokens(text)))))
+
+    def _content_logits(self, text: str, hits: Sequence[RuleHit]) -> np.ndarray:
+        """The character and word model's log-odds: attack, then one per category."""
+        logits = self._intercepts.copy()
         buckets, counts = bucket_counts(text)
         if len(buckets):
             weights = (1.0 + np.log(counts)) * self._idf[buckets]
@@ -267,13 +290,7 @@ class GuardModel:
             logits += weights @ self._columns[buckets]
         for hit in hits:  # one hit per rule at most
             logits += self._columns[2 * BUCKETS + RULE_NAMES.index(hit.rule)] * rule_value(hit)
-        attack_logit = float(logits[0])
-        if self.style is not None:
-            weight = self.style.weight
-            attack_logit = (1.0 - weight) * attack_logit + weight * self.style.logit(tokens(text))
-        category = np.exp(logits[1:] - logits[1:].max())
-        attack = 1.0 / (1.0 + math.exp(-min(50.0, max(-50.0, attack_logit))))
-        return attack, category / category.sum()
+        return logits
 
     def _judge_speech(self, text: str, scanned: Scan) -> tuple[float, np.ndarray]:
         """`judge`, with quotations (and mentioned attacks, `Scan.reported`) read as reported speech: when a
@@ -327,6 +344,7 @@ class GuardModel:
             findings=normalised.findings,
             chunks=len(pieces),
             telling_words=self.telling_words(pieces[best]) if classifier >= self.threshold else (),
+            readings=self.readings(pieces[best], piece_hits[best]) if classifier >= self.threshold else (),
         )
 
     def telling_words(self, text: str, count: int = 3) -> tuple[str, ...]:
@@ -398,6 +416,10 @@ class GuardModel:
             )
         except (KeyError, TypeError, AttributeError, zlib.error, binascii.Error) as exc:
             raise ValueError(f"unreadable guard model: {exc!r}") from None
+
+
+def _probability(logit: float) -> float:
+    return 1.0 / (1.0 + math.exp(-min(50.0, max(-50.0, logit))))
 
 
 def _sigmoid(values: np.ndarray) -> np.ndarray:
