@@ -143,8 +143,8 @@ class Counts:
     tokens: tuple[tuple[str, ...], ...]
 
     def rows(self, index: np.ndarray) -> Counts:
-        """The rows `index` selects (a boolean mask or positions)."""
-        positions = np.flatnonzero(index) if np.asarray(index).dtype == bool else np.asarray(index)
+        """The rows a boolean mask selects."""
+        positions = np.flatnonzero(index)
         picked = tuple(self.tokens[k] for k in positions)
         return Counts(self.chars[positions], self.words[positions], self.rules[positions], picked)
 
@@ -248,8 +248,7 @@ class GuardModel:
         features = weigh(counts, self.char_idf, self.word_idf)
         attack_logit = features @ self.attack_coef + self.attack_intercept
         if self.style is not None:
-            weight = self.style.weight
-            attack_logit = (1.0 - weight) * attack_logit + weight * self.style.logits(counts.tokens)
+            attack_logit = self.style.mix(attack_logit, self.style.logits(counts.tokens))
         attack = _sigmoid(attack_logit)
         logits = features @ self.category_coef.T + self.category_intercept
         logits -= logits.max(axis=1, keepdims=True)
@@ -263,15 +262,14 @@ class GuardModel:
         logits = self._content_logits(text, hits)
         attack_logit = float(logits[0])
         if self.style is not None:
-            weight = self.style.weight
-            attack_logit = (1.0 - weight) * attack_logit + weight * self.style.logit(tokens(text))
+            attack_logit = self.style.mix(attack_logit, self.style.logit(tokens(text)))
         category = np.exp(logits[1:] - logits[1:].max())
         return _probability(attack_logit), category / category.sum()
 
     def readings(self, text: str, hits: Sequence[RuleHit]) -> tuple[tuple[str, float], ...]:
         """Each reading's own attack probability for one normalised text: `wording` (the character and word
         model) and `style` (the masked text); nothing for a model without a style reading. `judge` mixes
-        their log-odds by the style model's weight."""
+        their log-odds (`StyleModel.mix`)."""
         if self.style is None:
             return ()
         content = _probability(float(self._content_logits(text, hits)[0]))

@@ -28,7 +28,7 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -43,6 +43,8 @@ from agentgov.ml.guard.encoding import (
     unpack_array,
     weigh_block,
 )
+
+ArrayOrFloat = TypeVar("ArrayOrFloat", float, np.ndarray)
 
 MASKED = 0
 NGRAMS = 3
@@ -122,6 +124,10 @@ class StyleModel:
         weights = (1.0 + np.log(counts)) * self.idf[buckets]
         weights /= np.sqrt(weights @ weights)
         return float(weights @ self.coef[buckets]) + self.intercept
+
+    def mix(self, content: ArrayOrFloat, style: ArrayOrFloat) -> ArrayOrFloat:
+        """The attack log-odds of both readings: `weight` of this reading's, the rest the other model's."""
+        return (1.0 - self.weight) * content + self.weight * style
 
     def to_document(self) -> dict[str, Any]:
         return {
