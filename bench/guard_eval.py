@@ -131,8 +131,10 @@ def main() -> None:
         known = {example.text for example in base_examples()}
         inside = sum(r["text"] in known for r in rows)
         if inside:
-            print(f"  NOTE: {inside} of {len(rows)} rows are in the shipped base data: the figures below are "
-                  "in-sample (use --fit-on to judge with a model that has not seen them)")
+            print(
+                f"  NOTE: {inside} of {len(rows)} rows are in the shipped base data: the figures below are "
+                "in-sample (use --fit-on to judge with a model that has not seen them)"
+            )
     started = time.perf_counter()
     judged = [model.assess(r["text"]) for r in rows]
     took = time.perf_counter() - started
