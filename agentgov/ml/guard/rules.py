@@ -119,7 +119,12 @@ RULES: tuple[Rule, ...] = (
         0.8,
         r"\b(?:ignore|disregard|forget)\s+(?:all\s+|everything\s+)?(?:of\s+)?(?:the\s+|that\s+|what'?s?\s+)?"
         r"(?:above|previous|prior|preceding|before)(?:\s+(?:text|messages?|content|context|conversation|that|this))?"
-        r"\s*(?:and\b|,|\.|;|:)",
+        r"\s*(?:and\b|,|\.|;|:)"
+        # "forget everything we've talked about so far": the conversation itself, dismissed
+        r"|\b(?:ignore|disregard|forget)\s+(?:about\s+)?(?:everything|all(?:\s+of)?\s+(?:that|what))\s+"
+        r"(?:that\s+)?(?:we(?:'ve|\s+have)?|i(?:'ve|\s+have)?|you(?:'ve|\s+have)?(?:\s+been)?|(?:was|has\s+been))\s+"
+        r"(?:talked|spoken|discussed|said|told(?:\s+you)?|written|instructed|learned|learnt)(?:\s+about)?\s+"
+        r"(?:so\s+far|before|earlier|previously|until\s+now|up\s+(?:to|until)\s+now|till\s+now|above)\b",
     ),
     _rule(  # the same order in the languages an attack most often switches to
         "foreign_ignore_instructions",
