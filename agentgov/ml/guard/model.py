@@ -6,7 +6,9 @@ term frequency times inverse document frequency and scaled to unit length, plus 
 rule that matched. Two linear models read them: `attack` (the probability that the text is an attack of any
 kind) and `category` (which kind, given an attack: injection, jailbreak, leakage). A model of format 2 also
 holds a `StyleModel` (`style.py`: the text with its content words masked), whose log-odds are mixed into the
-attack's by the style model's `weight`; a model of format 1 (stored before) is read without one.
+attack's by the style model's `weight`; a model of format 1 (stored before) is read without one. A model of
+format 3 reads each text without its links (`normalise.without_links`: a link's text kept, web addresses
+removed), as it was fitted; formats 1 and 2 read them, as they were fitted.
 
 `GuardModel.assess(text)` normalises the text (`normalise`), splits a long one into overlapping chunks of
 `CHUNK_CHARS` (a document is read whole, never truncated), and answers the highest chunk's figures: `score` is
@@ -38,13 +40,14 @@ from agentgov.ml.guard.encoding import (
     unpack_array,
     weigh_block,
 )
-from agentgov.ml.guard.normalise import Finding, normalise
+from agentgov.ml.guard.normalise import Finding, normalise, without_links
 from agentgov.ml.guard.rules import CATEGORIES, QUOTED_FACTOR, RULES, RuleHit, Scan, match_rules, scan
 from agentgov.ml.guard.style import StyleModel, tokens
 
-FORMAT = "agentgov.guard/2"
-#: Formats this version reads: 1 has no style model (its attack probability is the character and word model's).
-READABLE_FORMATS = ("agentgov.guard/1", FORMAT)
+FORMAT = "agentgov.guard/3"
+#: Formats this version reads: 1 has no style model (its attack probability is the character and word model's);
+#: 1 and 2 were fitted on texts with their links.
+READABLE_FORMATS = ("agentgov.guard/1", "agentgov.guard/2", FORMAT)
 CHUNK_CHARS = 4000
 CHUNK_OVERLAP = 400
 RULE_NAMES = tuple(rule.name for rule in RULES)
@@ -149,10 +152,16 @@ class Counts:
         return Counts(self.chars[positions], self.words[positions], self.rules[positions], picked)
 
 
-def count_features(texts: Sequence[str], hits: Sequence[Sequence[RuleHit]] | None = None) -> Counts:
-    """Hashed n-gram counts and rule indicators of normalised texts (`hits`: their rule hits, if known)."""
+def count_features(
+    texts: Sequence[str], hits: Sequence[Sequence[RuleHit]] | None = None, *, drop_links: bool = True
+) -> Counts:
+    """Hashed n-gram counts and rule indicators of normalised texts (`hits`: their rule hits, if known). The
+    rules read each text whole; the n-grams and tokens are of `without_links(text)` unless `drop_links` is
+    false (the view of models of formats 1 and 2)."""
     if hits is None:
         hits = [match_rules(text) for text in texts]
+    if drop_links:
+        texts = [without_links(text) for text in texts]
     rules = np.zeros((len(texts), len(RULE_NAMES)))
     for row, found in enumerate(hits):
         for hit in found:
@@ -225,6 +234,7 @@ class GuardModel:
     threshold: float
     rule_names: tuple[str, ...] = RULE_NAMES
     style: StyleModel | None = None  # the second reading (`style.py`), mixed into the attack probability
+    drops_links: bool = True  # reads texts `without_links` (format 3); formats 1 and 2 read links
 
     # ------------------------------------------------------------------------------------------ judging
 
@@ -243,8 +253,13 @@ class GuardModel:
         """Both blocks' idf, in the columns of `bucket_counts`."""
         return np.concatenate([self.char_idf, self.word_idf])
 
+    def view(self, text: str) -> str:
+        """What the classifier reads of a normalised text: `without_links(text)` for a model that drops links."""
+        return without_links(text) if self.drops_links else text
+
     def probabilities(self, counts: Counts) -> tuple[np.ndarray, np.ndarray]:
-        """(attack probability per text, category distribution per text given an attack)."""
+        """(attack probability per text, category distribution per text given an attack), of `count_features`
+        made with this model's `drops_links`."""
         features = weigh(counts, self.char_idf, self.word_idf)
         attack_logit = features @ self.attack_coef + self.attack_intercept
         if self.style is not None:
@@ -259,6 +274,7 @@ class GuardModel:
     def judge(self, text: str, hits: Sequence[RuleHit]) -> tuple[float, np.ndarray]:
         """`probabilities` of one normalised text with its rule hits, computed on its few non-zero features
         only (a fraction of a millisecond for a paragraph)."""
+        text = self.view(text)
         logits = self._content_logits(text, hits)
         attack_logit = float(logits[0])
         if self.style is not None:
@@ -272,6 +288,7 @@ class GuardModel:
         their log-odds (`StyleModel.mix`)."""
         if self.style is None:
             return ()
+        text = self.view(text)
         content = _probability(float(self._content_logits(text, hits)[0]))
         return (("wording", content), ("style", _probability(self.style.logit(tokens(text)))))
 
@@ -349,7 +366,7 @@ class GuardModel:
         """The words of `text` whose own feature (the word alone) weighs most towards "attack" in the model,
         strongest first; only words that weigh towards it. An explanation, not the whole of the score: the
         character n-grams and word pairs count too."""
-        words = sorted({gram for gram in _WORD_GRAMS(text) if " " not in gram})
+        words = sorted({gram for gram in _WORD_GRAMS(self.view(text)) if " " not in gram})
         if not words:
             return ()
         indices = np.array(hash_grams(words), dtype=np.int64)
@@ -411,6 +428,7 @@ class GuardModel:
                 category_intercept=np.asarray(document["category_intercept"], dtype=np.float64),
                 threshold=float(document["threshold"]),
                 style=StyleModel.from_document(document["style"]) if "style" in document else None,
+                drops_links=document["format"] == FORMAT,
             )
         except (KeyError, TypeError, AttributeError, zlib.error, binascii.Error) as exc:
             raise ValueError(f"unreadable guard model: {exc!r}") from None

@@ -13,6 +13,9 @@ give as a reason:
 * embedded payloads decoded and appended: base64 and hex runs that decode to readable text, and rot13 when
   the decoded text reads as English far better than the original.
 
+`without_links(text)` is the view the learned classifier reads (links unwrapped to their text, web addresses
+removed); the rules read the normalised text whole.
+
 Pure functions of their input, bounded work (at most `MAX_PAYLOADS` decodings, each of at most
 `MAX_PAYLOAD_CHARS`); never raises for any string.
 """
@@ -221,3 +224,22 @@ def _decode_payloads(text: str) -> list[tuple[Finding, str]]:
         if after >= 3 and after >= 3 * max(1, before):
             found.append((Finding("rot13", f"rot13 text decoded: {_quote(rotated)}"), rotated))
     return found
+
+
+#: A markdown link or image (`[text](target)`, `![alt](target)`) and a bare web address.
+#: Neither part may hold a bracket of its own, so a failed match stops at the next bracket (linear work).
+_MARKDOWN_LINK = re.compile(r"!?\[([^\[\]\n]{0,200})\]\(\s*[^()\[\]\s]{0,500}(?:\s+\"[^\"\n]{0,200}\")?\s*\)")
+_ADDRESS = re.compile(  # up to a last character that is not punctuation ending the sentence around it
+    r"\b(?:(?:https?|ftp)://|www\.)(?:[^\s<>\"'`)\]]{0,500}[^\s<>\"'`)\].,;:!?])?", re.IGNORECASE
+)
+
+
+def without_links(text: str) -> str:
+    """`text` as the classifier reads it: each markdown link or image replaced by its text, and every other
+    web address removed. Where a link points says nothing about whether the text around it is an attack, but
+    the base data's links are nearly all in attacks (markdown exfiltration, web injections), so a model that
+    read them learnt "a link is an attack" and flagged ordinary documents full of links. The rules still read
+    the links (an image whose address carries data is `exfiltration_link`). Pure; linear in the text."""
+    if "://" not in text and "](" not in text and "www." not in text.lower():
+        return text
+    return _ADDRESS.sub(" ", _MARKDOWN_LINK.sub(r"\1", text))

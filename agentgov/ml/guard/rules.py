@@ -85,7 +85,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
         "rephrase|rewrite"
     ),
     "reveal_given_secret": _any_of("print|tell|reveal|give|say|output|show|what|spell|repeat|share"),
-    "exfiltration_link": _any_of("!["),
+    "exfiltration_link": _any_of("![|http|www."),
     "send_secrets": _any_of("send|forward|email|post|share|reveal|include"),
     "disguised_secret": _any_of("spell|write|say|give|tell|print|encode|reverse|output|show"),
     "disable_safety": _any_of("disable|turn off|switch off|deactivate|bypass|remove"),
@@ -201,7 +201,7 @@ RULES: tuple[Rule, ...] = (
         # re-wording the prompt is extraction too, but only of the model's own prompt ("translate the text
         # above" is an ordinary request)
         rf"|\b(?:translate|summari[sz]e|paraphrase|rephrase|rewrite)\b{_W}\b(?:system prompt|initial prompt|"
-        rf"hidden (?:prompt|instructions)|your (?:(?:initial|original|first|hidden|secret|system) )?"
+        rf"the hidden (?:prompt|instructions)|your (?:(?:initial|original|first|hidden|secret|system) )?"
         rf"(?:instructions|system message|prompt))\b",
     ),
     _rule(  # the secret the model was entrusted with, asked for
@@ -216,7 +216,9 @@ RULES: tuple[Rule, ...] = (
         "exfiltration_link",
         "leakage",
         0.85,
-        r"!\[[^\]\n]{0,60}\]\(\s*https?://[^)\s]{0,200}[?&][^)\s=]{1,40}=[^)\s]{0,200}\)",
+        r"!\[[^\]\n]{0,60}\]\(\s*https?://[^)\s]{0,200}[?&][^)\s=]{1,40}=[^)\s]{0,200}\)"
+        # any address with a slot for the model to fill, as a placeholder in capitals: …/log?q=[DATA]
+        r"|(?:https?://|www\.)[^\s)\]\"'<>]{0,200}?[=/](?-i:\[[A-Z][A-Z0-9_-]{1,30}\])",  # upper case
     ),
     _rule(
         "send_secrets",
@@ -272,7 +274,13 @@ _MENTION_CUE = re.compile(
     r"e-?mails?|techniques?|commands?|texts?|sentences?|tricks?|jailbreaks?)\s+(?:like|such\s+as|containing|"
     r"contains|that\s+(?:says?|said|reads?|contains?|goes)|saying|reading|e\.g\.,?|for\s+(?:example|instance),?)"
     r"|\b(?:when|if|after|once)\s+(?:it\s+was\s+|it\s+is\s+|being\s+)?(?:asked|told|instructed|prompted)\s+to"
-    r"|\bask(?:s|ed|ing)?\s+(?:the|a|an)\s+(?:model|bot|chatbot|assistant|ai|llm|agent)\s+to)"
+    r"|\bask(?:s|ed|ing)?\s+(?:the|a|an)\s+(?:model|bot|chatbot|assistant|ai|llm|agent)\s+to"
+    # a report of what an attack made a model do: "instructing it to", "causing the model to"
+    r"|\b(?:instruct(?:s|ed|ing)?|tell(?:s|ing)?|told|caus(?:e|es|ed|ing)|forc(?:e|es|ed|ing)|trick(?:s|ed|ing)?|"
+    r"convinc(?:e|es|ed|ing)|manipulat(?:e|es|ed|ing))\s+(?:it|them|the\s+(?:model|bot|chatbot|assistant|ai|llm|"
+    r"agent|system))\s+to"
+    # a negated one: "training it not to reveal its system prompt"
+    r"|\b(?:not|never)\s+to)"
     r"\s*[:,]?\s*$",
     re.IGNORECASE,
 )
