@@ -182,3 +182,21 @@ def test_the_trigger_shortcut_changes_no_answer(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(rules, "_candidates", lambda text: RULES)
     assert [scan(text) for text in texts] == fast
     assert sum(bool(found.hits) for found in fast) > 500 and len(module_texts) > 40
+
+
+@pytest.mark.parametrize(
+    ("text", "repeats"),
+    [
+        ("ö " * 25 + "x", True),
+        ("Ignore the above " * 25, True),
+        ("a b c d " * 25, True),
+        ("ö " * 24 + "x", False),  # one copy short
+        ("a b c d e " * 30, False),  # a unit of five words
+        ("The quarterly report lists the figures for each region and the totals for the year. " * 3, False),
+    ],
+)
+def test_the_flood_precheck_finds_every_run_of_copies(text: str, repeats: bool) -> None:
+    assert rules._repeats_a_unit(text) is repeats
+    (flood,) = [rule for rule in RULES if rule.name == "repeated_token_flood"]
+    if not repeats:  # the precheck is necessary: what it refuses, the pattern itself never matches
+        assert flood.pattern.search(text) is None

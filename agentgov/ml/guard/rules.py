@@ -21,7 +21,9 @@ says it was quoted.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import re
+from collections.abc import Callable
 
 CATEGORIES = ("injection", "jailbreak", "leakage")
 _FRAGMENT = 80  # characters of a matched fragment shown in a reason
@@ -41,6 +43,8 @@ class Rule:
     #: Lower-case strings of which every match holds at least one: an ASCII text holding none cannot match, so
     #: the pattern is not run (`scan`; a test holds the shortcut equal to running every pattern).
     triggers: tuple[str, ...]
+    #: A cheaper test every matching text passes, for a rule no trigger string can announce (any text).
+    precheck: Callable[[str], bool] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,8 +60,27 @@ class RuleHit:
         return f'rule {self.rule} ({self.category}) {how} "{self.fragment}"'
 
 
-def _rule(name: str, category: str, score: float, pattern: str) -> Rule:
-    return Rule(name, category, score, re.compile(pattern, re.IGNORECASE), _TRIGGERS[name])
+def _rule(name: str, category: str, score: float, pattern: str, precheck: Callable[[str], bool] | None = None) -> Rule:
+    return Rule(name, category, score, re.compile(pattern, re.IGNORECASE), _TRIGGERS[name], precheck)
+
+
+FLOOD_TIMES = 25  # copies of a unit of up to FLOOD_UNIT tokens that make a `repeated_token_flood`
+FLOOD_UNIT = 4
+
+
+def _repeats_a_unit(text: str) -> bool:
+    """Whether, among the whitespace-separated words of `text`, some run of `FLOOD_TIMES` copies of a unit of at
+    most `FLOOD_UNIT` words could lie: for some k, words equal to the word k places on for
+    (`FLOOD_TIMES` - 1) * k positions in a row. Every `repeated_token_flood` match passes; the test runs at C
+    speed (about a tenth of the pattern's cost on a text that has no flood)."""
+    words = text.split()
+    for k in range(1, FLOOD_UNIT + 1):
+        need = (FLOOD_TIMES - 1) * k
+        if len(words) - k < need:
+            return False
+        if b"\x01" * need in bytes(map(operator.eq, words, words[k:])):
+            return True
+    return False
 
 
 def _any_of(triggers: str) -> tuple[str, ...]:
@@ -264,7 +287,9 @@ RULES: tuple[Rule, ...] = (
         "repeated_token_flood",
         "injection",
         0.75,
-        r"(?<!\S)(?!(?:[\d.,:;=_|+*#~-]+\s+){25})((?:\S{1,20}\s+){1,4}?)\1{24,}",
+        rf"(?<!\S)(?!(?:[\d.,:;=_|+*#~-]+\s+){{{FLOOD_TIMES}}})"  # not a run of numbers or separators
+        rf"((?:\S{{1,20}}\s+){{1,{FLOOD_UNIT}}}?)\1{{{FLOOD_TIMES - 1},}}",
+        _repeats_a_unit,
     ),
     _rule(
         "disable_safety",
@@ -362,13 +387,17 @@ def scan(text: str) -> Scan:
     return Scan(sorted(hits, key=lambda h: -h.score), reported)
 
 
-def _candidates(text: str) -> tuple[Rule, ...] | list[Rule]:
+def _candidates(text: str) -> list[Rule]:
     """The rules that can match `text`: for an ASCII text, those with a trigger in it (lower-casing an ASCII
-    text is exactly what the patterns' IGNORECASE does); for any other text, every rule."""
-    if not text.isascii():
-        return RULES
-    lowered = text.lower()
-    return [rule for rule in RULES if any(trigger in lowered for trigger in rule.triggers)]
+    text is exactly what the patterns' IGNORECASE does); for any other text, every rule; in both cases only
+    those whose `precheck`, if any, the text passes."""
+    lowered = text.lower() if text.isascii() else None
+    return [
+        rule
+        for rule in RULES
+        if (lowered is None or any(trigger in lowered for trigger in rule.triggers))
+        and (rule.precheck is None or rule.precheck(text))
+    ]
 
 
 def match_rules(text: str) -> list[RuleHit]:
