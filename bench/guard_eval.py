@@ -10,10 +10,12 @@ includes `dev.jsonl`, so figures on that file are in-sample and the bench says s
 the data set with it instead: the check on sources that model has never seen.
 
 In-process: the model judges every row of the data set; prints ROC-AUC, precision, recall, F1
-and false-positive rate at the shipped threshold, recall at a 2 % false-positive rate, per-category recall and
-per-source false-positive rates; then validate latency (p50/p99) for prompts of 200, 2,000 and 20,000
-characters. `--http`: validations per second through `POST /api/v1/guard/validate` against a bare
-Quart-Trio hello-world in the same run (wrk, alternating rounds), and the same quality figures through HTTP.
+and false-positive rate at the shipped threshold, recall at a 2 % false-positive rate, per-category recall,
+per-source false-positive rates and, per attack source, its ROC-AUC against all benign rows and its recall (any
+`{"text", "label", "source"}` file can be judged with `--data`); then validate latency (p50/p99) for prompts
+of 200, 2,000 and 20,000 characters. `--http`: validations per second through `POST /api/v1/guard/validate`
+against a bare Quart-Trio hello-world in the same run (wrk, alternating rounds), and the same quality figures
+through HTTP.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import statistics
 import time
 from collections import defaultdict
@@ -52,10 +55,13 @@ def quality(rows: list[dict], scores: list[float], blocked: list[bool], title: s
     )
     by_label: dict[str, list[bool]] = defaultdict(list)
     by_source: dict[str, list[bool]] = defaultdict(list)
-    for row, hit in zip(rows, blocked, strict=True):
+    attack_sources: dict[str, list[int]] = defaultdict(list)
+    for k, (row, hit) in enumerate(zip(rows, blocked, strict=True)):
         by_label[row["label"]].append(hit)
         if row["label"] == "benign":
-            by_source[row["source"].split(":")[-1][:60]].append(hit)
+            by_source[source_key(row["source"])].append(hit)
+        else:
+            attack_sources[source_key(row["source"])].append(k)
     print(
         "  recall by category: "
         + ", ".join(f"{k} {statistics.mean(v):.3f}" for k, v in by_label.items() if k != "benign")
@@ -64,6 +70,20 @@ def quality(rows: list[dict], scores: list[float], blocked: list[bool], title: s
         "  benign FPR by source: "
         + "; ".join(f"{k} {statistics.mean(v):.3f} (n={len(v)})" for k, v in by_source.items())
     )
+    if (~labels).any():  # each attack source's attacks ranked against every benign text
+        benign = score[~labels]
+        parts = []
+        for key, members in attack_sources.items():
+            own = score[members]
+            auc = roc_auc_score(np.r_[np.ones(len(own)), np.zeros(len(benign))], np.r_[own, benign])
+            parts.append(f"{key} {auc:.3f} / {float(flag[members].mean()):.3f} (n={len(members)})")
+        print("  attacks by source (ROC-AUC against all benign / recall): " + "; ".join(parts))
+
+
+def source_key(source: str) -> str:
+    """A row's source as grouped in the figures: without a trailing parenthesised detail, the part after its
+    last ':' (the file or generator), at most 60 characters."""
+    return re.sub(r"\s\([^()]*\)\s*$", "", source).split(":")[-1].strip()[:60]
 
 
 def latency() -> None:
