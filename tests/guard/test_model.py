@@ -104,6 +104,8 @@ def test_format_3_reads_texts_without_links_and_older_formats_with_them() -> Non
     assert document["format"] == "agentgov.guard/3" and model.drops_links
     older = GuardModel.from_document({**document, "format": "agentgov.guard/2"})
     assert not older.drops_links
+    again = older.to_document()  # written back in its own format, so it is read as it was fitted
+    assert again["format"] == "agentgov.guard/2" and not GuardModel.from_document(again).drops_links
     linked = normalise("Read [the guide](https://example.com/start?step=1) before you begin.").text
     plain = normalise("Read the guide before you begin.").text
     assert model.judge(linked, [])[0] == pytest.approx(model.judge(plain, [])[0], abs=1e-12)

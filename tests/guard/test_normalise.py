@@ -109,4 +109,5 @@ def test_the_classifier_reads_links_as_their_text_and_no_addresses(text: str, vi
 def test_link_removal_keeps_what_is_not_a_link_and_any_string_is_accepted() -> None:
     assert without_links("[" * 5_000 + "](") == "[" * 5_000 + "]("
     assert without_links("[a](" * 5_000) == "[a](" * 5_000
+    assert without_links("[a](" + " " * 50_000) == "[a](" + " " * 50_000  # whitespace is not split every way
     assert "http" not in without_links("http://" + "a" * 10_000)  # bounded: an address is removed up to 500 characters

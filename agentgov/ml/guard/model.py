@@ -48,6 +48,9 @@ FORMAT = "agentgov.guard/3"
 #: Formats this version reads: 1 has no style model (its attack probability is the character and word model's);
 #: 1 and 2 were fitted on texts with their links.
 READABLE_FORMATS = ("agentgov.guard/1", "agentgov.guard/2", FORMAT)
+#: The format a model that reads links is written in (so it is read back as it was fitted): by whether it has a
+#: style model.
+_FORMAT_WITH_LINKS = {False: "agentgov.guard/1", True: "agentgov.guard/2"}
 CHUNK_CHARS = 4000
 CHUNK_OVERLAP = 400
 RULE_NAMES = tuple(rule.name for rule in RULES)
@@ -389,7 +392,7 @@ class GuardModel:
     def to_document(self) -> dict[str, Any]:
         """The model as JSON-ready data: arrays as base64 of zlib-compressed float16 (deterministic bytes)."""
         document: dict[str, Any] = {
-            "format": FORMAT,
+            "format": FORMAT if self.drops_links else _FORMAT_WITH_LINKS[self.style is not None],
             "buckets": BUCKETS,
             "categories": list(CATEGORIES),
             "rules": list(self.rule_names),

@@ -227,8 +227,9 @@ def _decode_payloads(text: str) -> list[tuple[Finding, str]]:
 
 
 #: A markdown link or image (`[text](target)`, `![alt](target)`) and a bare web address.
-#: Neither part may hold a bracket of its own, so a failed match stops at the next bracket (linear work).
-_MARKDOWN_LINK = re.compile(r"!?\[([^\[\]\n]{0,200})\]\(\s*[^()\[\]\s]{0,500}(?:\s+\"[^\"\n]{0,200}\")?\s*\)")
+#: Neither part may hold a bracket of its own, so a failed match stops at the next bracket, and every run is
+#: possessive (never given back), so whitespace after "](" is not split in every way (linear work).
+_MARKDOWN_LINK = re.compile(r"!?\[([^\[\]\n]{0,200}+)\]\(\s*+[^()\[\]\s]{0,500}+(?:\s++\"[^\"\n]{0,200}+\")?\s*+\)")
 _ADDRESS = re.compile(  # up to a last character that is not punctuation ending the sentence around it
     r"\b(?:(?:https?|ftp)://|www\.)(?:[^\s<>\"'`)\]]{0,500}[^\s<>\"'`)\].,;:!?])?", re.IGNORECASE
 )

@@ -117,7 +117,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "disguised_secret": _any_of("spell|write|say|give|tell|print|encode|reverse|output|show"),
     "disable_safety": _any_of("disable|turn off|switch off|deactivate|bypass|remove"),
     "fake_delimiter": _any_of("end"),
-    "repeated_token_flood": _any_of(" |\n|\t"),
+    "repeated_token_flood": tuple(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"),  # every ASCII character `\s` matches
 }
 
 
@@ -240,7 +240,7 @@ RULES: tuple[Rule, ...] = (
         # (its key phrases spelt with single spaces, as its trigger strings are)
         rf"\b(?:repeat|print|list|state|return|output|format|convert|recite|dump|write|explain|tell me|show)\b{_W}"
         rf"\b(?:(?:all\s+)?(?:the\s+|your\s+)?(?:directives|instructions|rules|conditions|guidelines)\s+(?:so far|"
-        rf"(?:that\s+)?you (?:were|have been|'ve been) given|prior to (?:the|my|this)\s+(?:user\s+)?(?:input|message))"
+        rf"(?:that\s+)?you(?: were| have been|'ve been) given|prior to (?:the|my|this)\s+(?:user\s+)?(?:input|message))"
         rf"|(?:everything|all) in your (?:prompt|instructions)|your (?:directives|guidelines|configuration))\b",
     ),
     _rule(  # the secret the model was entrusted with, asked for
@@ -287,8 +287,9 @@ RULES: tuple[Rule, ...] = (
         "repeated_token_flood",
         "injection",
         0.75,
-        rf"(?<!\S)(?!(?:[\d.,:;=_|+*#~-]+\s+){{{FLOOD_TIMES}}})"  # not a run of numbers or separators
-        rf"((?:\S{{1,20}}\s+){{1,{FLOOD_UNIT}}}?)\1{{{FLOOD_TIMES - 1},}}",
+        # case-sensitive (copies are copies), as its precheck compares words
+        rf"(?-i:(?<!\S)(?!(?:[\d.,:;=_|+*#~-]+\s+){{{FLOOD_TIMES}}})"  # not a run of numbers or separators
+        rf"((?:\S{{1,20}}\s+){{1,{FLOOD_UNIT}}}?)\1{{{FLOOD_TIMES - 1},}})",
         _repeats_a_unit,
     ),
     _rule(
@@ -334,8 +335,11 @@ _MENTION_CUE = re.compile(
     r"|\b(?:instruct(?:s|ed|ing)?|tell(?:s|ing)?|told|caus(?:e|es|ed|ing)|forc(?:e|es|ed|ing)|trick(?:s|ed|ing)?|"
     r"convinc(?:e|es|ed|ing)|manipulat(?:e|es|ed|ing))\s+(?:it|them|the\s+(?:model|bot|chatbot|assistant|ai|llm|"
     r"agent|system))\s+to"
-    # a negated one: "training it not to reveal its system prompt"
-    r"|\b(?:not|never)\s+to)"
+    # a reported prohibition: "training it not to reveal its system prompt" (a bare "not to" would let an attack
+    # announce itself as quoted: "remember, never to: ignore all previous instructions")
+    r"|\b(?:train|teach|tell|instruct|ask|remind)(?:s|es|ed|ing)?\s+(?:it|them|the\s+(?:model|bot|chatbot|"
+    r"assistant|ai|llm|agent|system))\s+(?:not|never)\s+to"
+    r"|\b(?:taught|told)\s+(?:it|them|the\s+(?:model|bot|chatbot|assistant|ai|llm|agent|system))\s+(?:not|never)\s+to)"
     r"\s*[:,]?\s*$",
     re.IGNORECASE,
 )
