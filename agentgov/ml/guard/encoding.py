@@ -5,7 +5,8 @@ Shared by both readings of a text (`model.py`: its characters and words; `style.
 - `hashed_columns(grams, memory)`: the column of each n-gram among `BUCKETS` (scikit-learn's
   `HashingVectorizer` hashing, so the batch and the one-text paths agree), remembering up to
   `MAX_REMEMBERED_GRAMS` grams per `memory` so a gram seen before costs a dict lookup;
-- `inverse_document_frequency` and `weigh_block`: sublinear tf·idf of a block of counts, each row of unit length;
+- `inverse_document_frequency` and `weigh_block`: sublinear tf·idf of a block of counts, each row of unit length
+  (`unit_weights`: the same for one text's non-zero columns);
 - `pack_array` / `unpack_array`: arrays as base64 of zlib-compressed float16 (deterministic bytes), and back
   (`ValueError` for anything else); `as_stored`: values as a stored document will hold them.
 
@@ -73,6 +74,15 @@ def weigh_block(counts: sp.csr_matrix, idf: np.ndarray) -> sp.csr_matrix:
     norms = np.sqrt(np.asarray(weighted.multiply(weighted).sum(axis=1)).ravel())
     norms[norms == 0] = 1.0
     return sp.csr_matrix(weighted.multiply(1.0 / norms[:, None]))
+
+
+def unit_weights(counts: np.ndarray, idf: np.ndarray) -> np.ndarray:
+    """One text's row of `weigh_block`, for its non-zero columns only: each count as (1 + log count) · idf, the
+    whole of unit length (`counts` and `idf` aligned, counts at least 1; empty in, empty out)."""
+    weights = (1.0 + np.log(counts)) * idf
+    if len(weights):
+        weights /= np.sqrt(weights @ weights)
+    return weights
 
 
 def as_stored(values: np.ndarray) -> np.ndarray:

@@ -37,6 +37,7 @@ from agentgov.ml.guard.encoding import (
     hash_grams,
     hashed_columns,
     pack_array,
+    unit_weights,
     unpack_array,
     weigh_block,
 )
@@ -300,11 +301,11 @@ class GuardModel:
         logits = self._intercepts.copy()
         buckets, counts = bucket_counts(text)
         if len(buckets):
-            weights = (1.0 + np.log(counts)) * self._idf[buckets]
-            split = int(np.searchsorted(buckets, BUCKETS))
-            for block in (weights[:split], weights[split:]):  # each block of unit length
-                if len(block):
-                    block /= np.sqrt(block @ block)
+            split = int(np.searchsorted(buckets, BUCKETS))  # each block (characters, words) of unit length
+            idf = self._idf[buckets]
+            weights = np.concatenate(
+                [unit_weights(counts[:split], idf[:split]), unit_weights(counts[split:], idf[split:])]
+            )
             logits += weights @ self._columns[buckets]
         for hit in hits:  # one hit per rule at most
             logits += self._columns[2 * BUCKETS + RULE_NAMES.index(hit.rule)] * rule_value(hit)

@@ -40,6 +40,7 @@ from agentgov.ml.guard.encoding import (
     count_rows,
     inverse_document_frequency,
     pack_array,
+    unit_weights,
     unpack_array,
     weigh_block,
 )
@@ -121,9 +122,7 @@ class StyleModel:
         if not len(columns):
             return self.intercept
         buckets, counts = np.unique(columns, return_counts=True)
-        weights = (1.0 + np.log(counts)) * self.idf[buckets]
-        weights /= np.sqrt(weights @ weights)
-        return float(weights @ self.coef[buckets]) + self.intercept
+        return float(unit_weights(counts, self.idf[buckets]) @ self.coef[buckets]) + self.intercept
 
     def mix(self, content: ArrayOrFloat, style: ArrayOrFloat) -> ArrayOrFloat:
         """The attack log-odds of both readings: `weight` of this reading's, the rest the other model's."""
