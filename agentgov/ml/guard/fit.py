@@ -178,9 +178,14 @@ def _fit_once(
     elif len(present) > 1:
         category = LogisticRegression(C=params.regularisation, class_weight="balanced", max_iter=2000)
         category.fit(features[attacks], labels[attacks], sample_weight=weights[attacks])
-        for row, label in enumerate(category.classes_):
-            category_coef[label - 1] = category.coef_[row]
-            category_intercept[label - 1] = category.intercept_[row]
+        if len(present) == 2:  # one row of log-odds for the second class against the first: softmax of (0, it)
+            first, second = category.classes_
+            category_coef[first - 1], category_intercept[first - 1] = 0.0, 0.0
+            category_coef[second - 1], category_intercept[second - 1] = category.coef_[0], category.intercept_[0]
+        else:
+            for row, label in enumerate(category.classes_):
+                category_coef[label - 1] = category.coef_[row]
+                category_intercept[label - 1] = category.intercept_[row]
     style = None
     if params.style_weight > 0:
         style = fit_style(
