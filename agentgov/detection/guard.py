@@ -32,9 +32,10 @@ from agentgov.actors.audit import AppendEntry, audit
 from agentgov.actors.runtime import ActorRef, InvalidMessage
 from agentgov.detection.guard_flush import guard_counters
 from agentgov.detection.lifecycle import DetectorView, FitResult, TrainingData, detector, detector_view
+from agentgov.ml.guard.assessment import Assessment
 from agentgov.ml.guard.base import base_examples, default_document, default_model, default_model_if_loaded
 from agentgov.ml.guard.fit import BENIGN, Example, GuardParams, fit
-from agentgov.ml.guard.model import Assessment, GuardModel
+from agentgov.ml.guard.model import GuardModel
 from agentgov.storage.detectors import DetectorState, ModelVersion
 from agentgov.storage.guard import GuardRepo
 

@@ -98,10 +98,16 @@ def test_the_fast_path_equals_the_batch_path() -> None:
         assert one_attack == pytest.approx(attack[k], abs=1e-9) and one_share == pytest.approx(share[k], abs=1e-9)
 
 
-def test_format_3_reads_texts_without_links_and_older_formats_with_them() -> None:
+def test_format_3_and_4_read_texts_without_links_and_older_formats_with_them() -> None:
     model = default_model()
     document = model.to_document()
-    assert document["format"] == "agentgov.guard/3" and model.drops_links
+    assert document["format"] == "agentgov.guard/4" and model.drops_links and model.harm is not None
+    without_harm = {key: value for key, value in document.items() if key != "harm"}
+    format_3 = GuardModel.from_document({**without_harm, "format": "agentgov.guard/3"})
+    assert format_3.drops_links and format_3.harm is None
+    assert format_3.to_document()["format"] == "agentgov.guard/3"  # written back as it was fitted
+    # a harm document beside an older format is not read: that model was fitted without it
+    assert GuardModel.from_document({**document, "format": "agentgov.guard/3"}).harm is None
     older = GuardModel.from_document({**document, "format": "agentgov.guard/2"})
     assert not older.drops_links
     again = older.to_document()  # written back in its own format, so it is read as it was fitted
@@ -198,6 +204,7 @@ def test_training_parameters_are_checked() -> None:
         "style_weight": 0.7,
         "style_words": 500,
         "style_regularisation": 1.0,
+        "harm_fpr": 0.005,
     }
     assert GuardParams.from_dict({"style_weight": 0, "style_words": 300}).style_words == 300
     for bad in (
@@ -211,6 +218,8 @@ def test_training_parameters_are_checked() -> None:
         {"style_words": 300.5},
         {"style_regularisation": 0},
         {"max_family_fpr": 0.3},
+        {"harm_fpr": 0.06},
+        {"harm_fpr": -0.01},
     ):
         with pytest.raises(ValueError):
             GuardParams.from_dict(bad)

@@ -1,6 +1,7 @@
 """How the guard's models turn n-grams into columns and weights, and their arrays into JSON.
 
-Shared by both readings of a text (`model.py`: its characters and words; `style.py`: its masked words):
+Shared by the readings of a text (`model.py`: its characters and words; `style.py`: its masked words; `harm.py`:
+its sentences' content words, over a vocabulary instead of `BUCKETS`):
 
 - `hashed_columns(grams, memory)`: the column of each n-gram among `BUCKETS` (scikit-learn's
   `HashingVectorizer` hashing, so the batch and the one-text paths agree), remembering up to

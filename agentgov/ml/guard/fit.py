@@ -6,11 +6,17 @@ seen: every example belongs to a `group` (its source family), and the attack pro
 taken from a model fitted without its whole group (leave-one-source-out; feedback rows are spread over the
 folds). Those out-of-fold scores choose the threshold (`choose_threshold`: the benign base rows, pooled, are
 flagged at most at `target_fpr`, and no benign source family of `MIN_FAMILY_BENIGN` rows or more above
-`max_family_fpr`; never below 0.5) and give the metrics, judged as the guard judges (an unquoted rule hit
-blocks whatever the classifier says): precision, recall, F1, false-positive rate, ROC-AUC and per-category
-recall on the base data, and the same on the feedback; and per source family (`held_out_by_family`: its
-attacks ranked against every benign base text, its benign texts' false-positive rate), which shows where the
-model is weak. The shipped model is then fitted on everything.
+`max_family_fpr`; never below 0.5) and give the metrics, judged as the guard judges (an unquoted rule hit blocks
+whatever the classifier says; a framed harmful request scores by the harm reading): precision, recall, F1,
+false-positive rate, ROC-AUC and per-category recall on the base data, and the same on the feedback; and per
+source family (`held_out_by_family`: its attacks ranked against every benign base text, its benign texts'
+false-positive rate), which shows where the model is weak. The shipped model is then fitted on everything.
+
+The harm reading (`harm.py`) is fitted alongside, in the same folds: on the requests the jailbreak templates of
+the fold's examples carry (`template_requests`) against its benign texts (feedback marked false positive among
+them, weighted like all feedback). Its `cut` is the lowest probability (never below 0.5) at which framed benign
+base rows, held out by family, flag at most `harm_fpr` of all benign base rows. A family whose own attacks hold
+every template request is scored without a harm reading when it is held out (there is none left to learn from).
 
 Deterministic: the same examples and parameters give the same model, bit for bit (liblinear with a fixed seed,
 multinomial L-BFGS, arrays stored as float16). Raises `ValueError` when the examples cannot make a model
@@ -28,9 +34,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
 from agentgov.ml.guard.encoding import as_stored, inverse_document_frequency
+from agentgov.ml.guard.harm import HarmModel, fit_harm, frame, template_requests
 from agentgov.ml.guard.model import RULE_NAMES, Counts, GuardModel, count_features, weigh
 from agentgov.ml.guard.normalise import normalise
-from agentgov.ml.guard.rules import CATEGORIES
+from agentgov.ml.guard.rules import CATEGORIES, scan
 from agentgov.ml.guard.style import fit_style
 
 BENIGN = "benign"
@@ -56,6 +63,7 @@ class GuardParams:
     style_weight: float = 0.7  # the style model's share of the attack log-odds (0: no style model)
     style_words: float = 500  # tokens the style model keeps (the commonest in the training texts)
     style_regularisation: float = 1.0  # the style model's C
+    harm_fpr: float = 0.005  # benign base rows a framed harmful request may flag, pooled (0: no harm reading)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GuardParams:
@@ -79,6 +87,8 @@ class GuardParams:
             raise ValueError("style_words must be a whole number between 50 and 5000")
         if not 0.01 <= params.style_regularisation <= 1000.0:
             raise ValueError("style_regularisation must be between 0.01 and 1000")
+        if not 0.0 <= params.harm_fpr <= 0.05:
+            raise ValueError("harm_fpr must be between 0 and 0.05")
         return params
 
     def to_dict(self) -> dict[str, float]:
@@ -98,11 +108,17 @@ def fit(
     counts = count_features(texts)
     weights = np.array([params.feedback_weight if e.feedback else 1.0 for e in examples])
     folds = _folds(examples)
+    framed = _framed(texts) if params.harm_fpr > 0 else np.zeros(len(texts), dtype=bool)
     out_of_fold = np.zeros(len(examples))
+    harm_out_of_fold = np.zeros(len(examples))  # the held-out harm probability of framed texts, else 0
     for number, fold in enumerate(np.unique(folds)):
         held = folds == fold
         model = _fit_once(counts.rows(~held), labels[~held], weights[~held], params, with_categories=False)
         out_of_fold[held] = model.probabilities(counts.rows(held))[0]
+        harm = _fit_harm(texts, labels, weights, ~held) if framed.any() else None
+        if harm is not None:
+            for k in np.flatnonzero(held & framed):
+                harm_out_of_fold[k] = harm.probability(texts[k])[0]
         if progress is not None:
             progress((number + 1) / (len(np.unique(folds)) + 1))
     feedback = np.array([e.feedback for e in examples])
@@ -112,6 +128,11 @@ def fit(
     # As judged: an unquoted rule hit blocks on its own (GuardModel.rule_score), a quoted one never does.
     decision = np.where((counts.rules >= 1.0).any(axis=1), np.maximum(out_of_fold, threshold), out_of_fold)
     model = _fit_once(counts, labels, weights, params, with_categories=True).with_threshold(round(threshold, 6))
+    harm = _fit_harm(texts, labels, weights, np.ones(len(examples), dtype=bool)) if framed.any() else None
+    if harm is not None:
+        harm = harm.with_cut(round(choose_cut(harm_out_of_fold[base_benign], params.harm_fpr), 6))
+        decision = np.maximum(decision, [harm.score_of(p, threshold) for p in harm_out_of_fold])
+        model = dataclasses.replace(model, harm=harm)
     metrics = {
         "evaluation": "leave-one-source-out: each text scored by a model fitted without its source family",
         "held_out": _figures(decision[~feedback], labels[~feedback], threshold),
@@ -140,6 +161,26 @@ def choose_threshold(benign_scores: np.ndarray, families: np.ndarray, params: Gu
         if len(own) >= MIN_FAMILY_BENIGN:
             bounds.append(np.quantile(own, 1.0 - params.max_family_fpr))
     return float(np.clip(max(bounds), 0.5, 0.99))
+
+
+def choose_cut(benign_probabilities: np.ndarray, harm_fpr: float) -> float:
+    """The lowest cut (within 0.5..0.99) at which at most `harm_fpr` of the benign rows reach it
+    (`benign_probabilities`: a framed row's held-out harm probability, 0 for a row without a frame)."""
+    if not len(benign_probabilities):
+        return 0.5
+    return float(np.clip(np.quantile(benign_probabilities, 1.0 - harm_fpr), 0.5, 0.99))
+
+
+def _framed(texts: Sequence[str]) -> np.ndarray:
+    """Whether each normalised text speaks a jailbreak frame (`harm.frame`, outside its reported stretches)."""
+    return np.array([frame(text, scan(text).reported) is not None for text in texts], dtype=bool)
+
+
+def _fit_harm(texts: Sequence[str], labels: np.ndarray, weights: np.ndarray, rows: np.ndarray) -> HarmModel | None:
+    """The harm model of the selected `rows`: their attacks' template requests against their benign texts."""
+    attacks = [texts[int(k)] for k in np.flatnonzero(rows & (labels > 0))]
+    benign = np.flatnonzero(rows & (labels == 0))
+    return fit_harm(template_requests(attacks), [texts[int(k)] for k in benign], weights[benign])
 
 
 def _folds(examples: Sequence[Example]) -> np.ndarray:

@@ -7,14 +7,16 @@ rule that matched. Two linear models read them: `attack` (the probability that t
 kind) and `category` (which kind, given an attack: injection, jailbreak, leakage). A model of format 2 also
 holds a `StyleModel` (`style.py`: the text with its content words masked), whose log-odds are mixed into the
 attack's by the style model's `weight`; a model of format 1 (stored before) is read without one. A model of
-format 3 reads each text without its links (`normalise.without_links`: a link's text kept, web addresses
-removed), as it was fitted; formats 1 and 2 read them, as they were fitted.
+format 3 or 4 reads each text without its links (`normalise.without_links`: a link's text kept, web addresses
+removed), as it was fitted; formats 1 and 2 read them, as they were fitted. A model of format 4 also holds a
+`HarmModel` (`harm.py`: a harmful request inside a jailbreak frame), the third reading.
 
 `GuardModel.assess(text)` normalises the text (`normalise`), splits a long one into overlapping chunks of
 `CHUNK_CHARS` (a document is read whole, never truncated), and answers the highest chunk's figures: `score` is
-the larger of the classifier's attack probability and the strongest rule hit (`rule_score`: an unquoted hit
-is over the threshold, so a rule blocks on its own), each category's score is the larger of its share of the
-attack probability and its strongest rule hit, and `block` is `score >= threshold`.
+the larger of the classifier's attack probability, the strongest rule hit (`rule_score`: an unquoted hit
+is over the threshold, so a rule blocks on its own) and the harm reading's score of a framed text
+(`HarmModel.score_of`), each category's score is the larger of its share of the attack probability and its
+strongest rule hit (and, for `jailbreak`, the harm reading's score), and `block` is `score >= threshold`.
 Pure and thread-safe; `from_document` raises `ValueError` for a document it cannot read.
 """
 
@@ -32,6 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import HashingVectorizer
 
+from agentgov.ml.guard.assessment import Assessment, HarmFinding
 from agentgov.ml.guard.encoding import (
     BUCKETS,
     hash_grams,
@@ -41,14 +44,16 @@ from agentgov.ml.guard.encoding import (
     unpack_array,
     weigh_block,
 )
-from agentgov.ml.guard.normalise import Finding, normalise, without_links
+from agentgov.ml.guard.harm import HarmModel, frame
+from agentgov.ml.guard.normalise import normalise, without_links
 from agentgov.ml.guard.rules import CATEGORIES, QUOTED_FACTOR, RULES, RuleHit, Scan, match_rules, scan
 from agentgov.ml.guard.style import StyleModel, tokens
 
-FORMAT = "agentgov.guard/3"
+FORMAT = "agentgov.guard/4"
 #: Formats this version reads: 1 has no style model (its attack probability is the character and word model's);
-#: 1 and 2 were fitted on texts with their links.
-READABLE_FORMATS = ("agentgov.guard/1", "agentgov.guard/2", FORMAT)
+#: 1 and 2 were fitted on texts with their links; 1 to 3 have no harm reading.
+READABLE_FORMATS = ("agentgov.guard/1", "agentgov.guard/2", "agentgov.guard/3", FORMAT)
+_DROPS_LINKS = ("agentgov.guard/3", FORMAT)
 #: The format a model that reads links is written in (so it is read back as it was fitted): by whether it has a
 #: style model.
 _FORMAT_WITH_LINKS = {False: "agentgov.guard/1", True: "agentgov.guard/2"}
@@ -195,39 +200,6 @@ def chunks(text: str) -> list[str]:
 
 
 @dataclasses.dataclass(frozen=True)
-class Assessment:
-    """The guard's judgement of one text."""
-
-    score: float
-    categories: dict[str, float]
-    block: bool
-    classifier_score: float
-    top_category: str
-    hits: tuple[RuleHit, ...]
-    findings: tuple[Finding, ...]
-    chunks: int
-    telling_words: tuple[str, ...] = ()  # the words weighing most towards "attack" (when the classifier blocks)
-    readings: tuple[tuple[str, float], ...] = ()  # each reading's own attack probability (when it blocks)
-
-    def reasons(self, threshold: float) -> list[str]:
-        """What was found, strongest first: rule hits (rule and fragment), the classifier when it alone is over
-        the threshold (with each reading's own probability and the words weighing most), and the obfuscation
-        undone."""
-        reasons = [hit.reason() for hit in self.hits]
-        if self.classifier_score >= threshold:
-            words = ", ".join(f'"{word}"' for word in self.telling_words)
-            readings = ", ".join(f"{name} {value:.2f}" for name, value in self.readings)
-            reasons.append(
-                f"classifier: attack probability {self.classifier_score:.2f} (threshold {threshold:.2f}), "
-                f"most likely {self.top_category} ({self.categories[self.top_category]:.2f})"
-                + (f"; readings: {readings}" if readings else "")
-                + (f"; words weighing most: {words}" if words else "")
-            )
-        reasons.extend(f"obfuscation: {finding.detail}" for finding in self.findings)
-        return reasons
-
-
-@dataclasses.dataclass(frozen=True)
 class GuardModel:
     char_idf: np.ndarray
     word_idf: np.ndarray
@@ -238,7 +210,8 @@ class GuardModel:
     threshold: float
     rule_names: tuple[str, ...] = RULE_NAMES
     style: StyleModel | None = None  # the second reading (`style.py`), mixed into the attack probability
-    drops_links: bool = True  # reads texts `without_links` (format 3); formats 1 and 2 read links
+    drops_links: bool = True  # reads texts `without_links` (formats 3 and 4); formats 1 and 2 read links
+    harm: HarmModel | None = None  # the third reading (`harm.py`), format 4
 
     # ------------------------------------------------------------------------------------------ judging
 
@@ -353,6 +326,10 @@ class GuardModel:
         for hit in ordered:
             categories[hit.category] = max(categories[hit.category], self.rule_score(hit))
         score = max([classifier, *(self.rule_score(hit) for hit in ordered)])
+        harm = self.harm_finding(pieces, [scanned.reported for scanned in scans])
+        if harm is not None:
+            categories["jailbreak"] = max(categories["jailbreak"], harm.score)
+            score = max(score, harm.score)
         return Assessment(
             score=round(score, 4),
             categories={name: round(value, 4) for name, value in categories.items()},
@@ -364,7 +341,25 @@ class GuardModel:
             chunks=len(pieces),
             telling_words=self.telling_words(pieces[best]) if classifier >= self.threshold else (),
             readings=self.readings(pieces[best], piece_hits[best]) if classifier >= self.threshold else (),
+            harm=harm,
         )
+
+    def harm_finding(self, pieces: Sequence[str], reported: Sequence[Sequence[tuple[int, int]]]) -> HarmFinding | None:
+        """The harm reading of the normalised `pieces` (with the stretches each reports, `rules.Scan.reported`):
+        of the pieces that speak a jailbreak frame, the one whose sentence is most likely a harmful request;
+        `None` without a harm model or a framed piece."""
+        if self.harm is None:
+            return None
+        found: HarmFinding | None = None
+        for piece, stretches in zip(pieces, reported, strict=True):
+            spoken = frame(piece, stretches)
+            if spoken is None:
+                continue
+            probability, request = self.harm.probability(piece)
+            if found is None or probability > found.probability:
+                score = self.harm.score_of(probability, self.threshold)
+                found = HarmFinding(round(score, 4), round(probability, 4), self.harm.cut, spoken, request)
+        return found
 
     def telling_words(self, text: str, count: int = 3) -> tuple[str, ...]:
         """The words of `text` whose own feature (the word alone) weighs most towards "attack" in the model,
@@ -393,7 +388,7 @@ class GuardModel:
     def to_document(self) -> dict[str, Any]:
         """The model as JSON-ready data: arrays as base64 of zlib-compressed float16 (deterministic bytes)."""
         document: dict[str, Any] = {
-            "format": FORMAT if self.drops_links else _FORMAT_WITH_LINKS[self.style is not None],
+            "format": self._format(),
             "buckets": BUCKETS,
             "categories": list(CATEGORIES),
             "rules": list(self.rule_names),
@@ -407,7 +402,16 @@ class GuardModel:
         }
         if self.style is not None:
             document["style"] = self.style.to_document()
+        if self.harm is not None:
+            document["harm"] = self.harm.to_document()
         return document
+
+    def _format(self) -> str:
+        """The format this model is read back in as fitted: by whether it reads links, has a style model and
+        a harm reading."""
+        if not self.drops_links:
+            return _FORMAT_WITH_LINKS[self.style is not None]
+        return FORMAT if self.harm is not None else "agentgov.guard/3"
 
     @classmethod
     def from_document(cls, document: dict[str, Any]) -> GuardModel:
@@ -432,7 +436,8 @@ class GuardModel:
                 category_intercept=np.asarray(document["category_intercept"], dtype=np.float64),
                 threshold=float(document["threshold"]),
                 style=StyleModel.from_document(document["style"]) if "style" in document else None,
-                drops_links=document["format"] == FORMAT,
+                drops_links=document["format"] in _DROPS_LINKS,
+                harm=HarmModel.from_document(document["harm"]) if document["format"] == FORMAT else None,
             )
         except (KeyError, TypeError, AttributeError, zlib.error, binascii.Error) as exc:
             raise ValueError(f"unreadable guard model: {exc!r}") from None

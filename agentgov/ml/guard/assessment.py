@@ -1,0 +1,67 @@
+"""The guard's judgement of one text (`GuardModel.assess`) and how it explains itself.
+
+`Assessment` holds the score, each category's score, whether it blocks, and what was found: rule hits, the
+classifier's probability with each reading's and the words weighing most, a harmful request in a jailbreak
+frame (`HarmFinding`), the obfuscation undone. `Assessment.reasons(threshold)` lists what was found, strongest
+first, as the strings `POST /guard/validate` answers. Plain immutable data; pure.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from agentgov.ml.guard.normalise import Finding
+from agentgov.ml.guard.rules import RuleHit
+
+
+@dataclasses.dataclass(frozen=True)
+class Assessment:
+    """The guard's judgement of one text."""
+
+    score: float
+    categories: dict[str, float]
+    block: bool
+    classifier_score: float
+    top_category: str
+    hits: tuple[RuleHit, ...]
+    findings: tuple[Finding, ...]
+    chunks: int
+    telling_words: tuple[str, ...] = ()  # the words weighing most towards "attack" (when the classifier blocks)
+    readings: tuple[tuple[str, float], ...] = ()  # each reading's own attack probability (when it blocks)
+    harm: HarmFinding | None = None  # a harmful request in a jailbreak frame (format 4), whatever its score
+
+    def reasons(self, threshold: float) -> list[str]:
+        """What was found, strongest first: rule hits (rule and fragment), the classifier when it alone is over
+        the threshold (with each reading's own probability and the words weighing most), a harmful request in a
+        jailbreak frame when its score is over the threshold, and the obfuscation undone."""
+        reasons = [hit.reason() for hit in self.hits]
+        if self.classifier_score >= threshold:
+            words = ", ".join(f'"{word}"' for word in self.telling_words)
+            readings = ", ".join(f"{name} {value:.2f}" for name, value in self.readings)
+            reasons.append(
+                f"classifier: attack probability {self.classifier_score:.2f} (threshold {threshold:.2f}), "
+                f"most likely {self.top_category} ({self.categories[self.top_category]:.2f})"
+                + (f"; readings: {readings}" if readings else "")
+                + (f"; words weighing most: {words}" if words else "")
+            )
+        if self.harm is not None and self.harm.score >= threshold:
+            reasons.append(self.harm.reason())
+        reasons.extend(f"obfuscation: {finding.detail}" for finding in self.findings)
+        return reasons
+
+
+@dataclasses.dataclass(frozen=True)
+class HarmFinding:
+    """What the harm reading found in the text's strongest framed piece."""
+
+    score: float  # on the guard's scale (`HarmModel.score_of`)
+    probability: float
+    cut: float
+    frame: str
+    request: str  # the sentence most likely harmful, as a short fragment
+
+    def reason(self) -> str:
+        return (
+            f'harmful request in a jailbreak frame (jailbreak): frame "{self.frame}", request "{self.request}" '
+            f"(harm probability {self.probability:.2f}, blocks from {self.cut:.2f})"
+        )
