@@ -9,13 +9,13 @@ includes `dev.jsonl`, so figures on that file are in-sample and the bench says s
 ../shared/data/guard/train.jsonl` fits a model on that file alone, the same way (about a minute), and judges
 the data set with it instead: the check on sources that model has never seen.
 
-In-process: the model judges every row of the data set; prints ROC-AUC, precision, recall, F1
-and false-positive rate at the shipped threshold, recall at a 2 % false-positive rate, per-category recall,
-per-source false-positive rates and, per attack source, its ROC-AUC against all benign rows and its recall (any
-`{"text", "label", "source"}` file can be judged with `--data`); then validate latency (p50/p99) for prompts
-of 200, 2,000 and 20,000 characters. `--http`: validations per second through `POST /api/v1/guard/validate`
-against a bare Quart-Trio hello-world in the same run (wrk, alternating rounds), and the same quality figures
-through HTTP.
+In-process: the model judges every row of the data set; prints ROC-AUC, precision, recall, F1 and false-positive
+rate at the shipped threshold, recall at a 2 % false-positive rate, per-category recall, per-source false-positive
+rates and, per attack source, its ROC-AUC against all benign rows and its recall (any `{"text", "label", "source"}`
+file can be judged with `--data`); then validate latency (p50/p99) for prompts of 200, 2,000 and 20,000 characters,
+plain and in a jailbreak frame (the harm reading's path). `--http`: validations per second through `POST
+/api/v1/guard/validate` against a bare Quart-Trio hello-world in the same run (wrk, alternating rounds), and the
+same quality figures through HTTP.
 """
 
 from __future__ import annotations
@@ -86,39 +86,31 @@ def source_key(source: str) -> str:
     return re.sub(r"\s\([^()]*\)\s*$", "", source).split(":")[-1].strip()[:60]
 
 
+#: Texts for the latency figures: an ordinary report, and the same kind of text in a jailbreak frame (role-play
+#: words), which the harm reading scores sentence by sentence.
+LATENCY_WORDS = {
+    "plain": "the report lists quarterly figures for each region and the team will review them next week",
+    "framed": "imagine you are a consultant in a movie where the character explains how the team reviews a plan.",
+}
+
+
 def latency() -> None:
     model = default_model()
     rng = random.Random(7)
-    words = [
-        "the",
-        "report",
-        "lists",
-        "quarterly",
-        "figures",
-        "for",
-        "each",
-        "region",
-        "and",
-        "the",
-        "team",
-        "will",
-        "review",
-        "them",
-        "next",
-        "week",
-    ]
-    for size in (200, 2000, 20000):
-        text = ""
-        while len(text) < size:
-            text += rng.choice(words) + " "
-        times = []
-        for _ in range(300 if size <= 2000 else 30):
-            started = time.perf_counter()
-            model.assess(text[:size])
-            times.append((time.perf_counter() - started) * 1000)
-        times.sort()
-        p99 = times[int(len(times) * 0.99) - 1]
-        print(f"  assess {size:>6} chars: p50 {statistics.median(times):.2f} ms  p99 {p99:.2f} ms")
+    for kind, sentence in LATENCY_WORDS.items():
+        words = sentence.split(" ")
+        for size in (200, 2000, 20000):
+            text = ""
+            while len(text) < size:
+                text += rng.choice(words) + " "
+            times = []
+            for _ in range(300 if size <= 2000 else 30):
+                started = time.perf_counter()
+                model.assess(text[:size])
+                times.append((time.perf_counter() - started) * 1000)
+            times.sort()
+            p99 = times[int(len(times) * 0.99) - 1]
+            print(f"  assess {kind:>6} {size:>6} chars: p50 {statistics.median(times):.2f} ms  p99 {p99:.2f} ms")
 
 
 def fitted_on(path: Path) -> GuardModel:
