@@ -2,8 +2,8 @@
 
 `Assessment` holds the score, each category's score, whether it blocks, and what was found: rule hits, the
 classifier's probability with each reading's and the words weighing most, a harmful request in a jailbreak
-frame (`HarmFinding`), the obfuscation undone. `Assessment.reasons(threshold)` lists what was found, strongest
-first, as the strings `POST /guard/validate` answers. Plain immutable data; pure.
+frame (`HarmFinding`), the obfuscation undone. `Assessment.reasons(threshold)` lists what was found, in that
+order, as the strings `POST /guard/validate` answers. Plain immutable data; pure.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ class Assessment:
     harm: HarmFinding | None = None  # a harmful request in a jailbreak frame (format 4), whatever its score
 
     def reasons(self, threshold: float) -> list[str]:
-        """What was found, strongest first: rule hits (rule and fragment), the classifier when it alone is over
-        the threshold (with each reading's own probability and the words weighing most), a harmful request in a
-        jailbreak frame when its score is over the threshold, and the obfuscation undone."""
+        """What was found, in this order: rule hits (rule and fragment, strongest first), the classifier when it
+        alone is over the threshold (with each reading's own probability and the words weighing most), a harmful
+        request in a jailbreak frame when its score is over the threshold, and the obfuscation undone."""
         reasons = [hit.reason() for hit in self.hits]
         if self.classifier_score >= threshold:
             words = ", ".join(f'"{word}"' for word in self.telling_words)
@@ -54,7 +54,7 @@ class Assessment:
 class HarmFinding:
     """What the harm reading found in the text's strongest framed piece."""
 
-    score: float  # on the guard's scale (`HarmModel.score_of`)
+    score: float  # on the guard's scale (`HarmModel.score_of`), unrounded: compared with the threshold as is
     probability: float
     cut: float
     frame: str

@@ -34,7 +34,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
 from agentgov.ml.guard.encoding import as_stored, inverse_document_frequency
-from agentgov.ml.guard.harm import HarmModel, fit_harm, frame, template_requests
+from agentgov.ml.guard.harm import HarmModel, fit_harm, frame, spoken, template_requests
 from agentgov.ml.guard.model import RULE_NAMES, Counts, GuardModel, count_features, weigh
 from agentgov.ml.guard.normalise import normalise
 from agentgov.ml.guard.rules import CATEGORIES, scan
@@ -108,7 +108,8 @@ def fit(
     counts = count_features(texts)
     weights = np.array([params.feedback_weight if e.feedback else 1.0 for e in examples])
     folds = _folds(examples)
-    framed = _framed(texts) if params.harm_fpr > 0 else np.zeros(len(texts), dtype=bool)
+    reported = [scan(text).reported for text in texts] if params.harm_fpr > 0 else [[] for _ in texts]
+    framed = np.array([params.harm_fpr > 0 and frame(t, r) is not None for t, r in zip(texts, reported, strict=True)])
     out_of_fold = np.zeros(len(examples))
     harm_out_of_fold = np.zeros(len(examples))  # the held-out harm probability of framed texts, else 0
     for number, fold in enumerate(np.unique(folds)):
@@ -118,7 +119,7 @@ def fit(
         harm = _fit_harm(texts, labels, weights, ~held) if framed.any() else None
         if harm is not None:
             for k in np.flatnonzero(held & framed):
-                harm_out_of_fold[k] = harm.probability(texts[k])[0]
+                harm_out_of_fold[k] = harm.probability(spoken(texts[k], reported[k]))[0]
         if progress is not None:
             progress((number + 1) / (len(np.unique(folds)) + 1))
     feedback = np.array([e.feedback for e in examples])
@@ -164,16 +165,14 @@ def choose_threshold(benign_scores: np.ndarray, families: np.ndarray, params: Gu
 
 
 def choose_cut(benign_probabilities: np.ndarray, harm_fpr: float) -> float:
-    """The lowest cut (within 0.5..0.99) at which at most `harm_fpr` of the benign rows reach it
-    (`benign_probabilities`: a framed row's held-out harm probability, 0 for a row without a frame)."""
-    if not len(benign_probabilities):
+    """The lowest cut (within 0.5..0.99) that at most `harm_fpr` of the benign rows reach
+    (`benign_probabilities`: a framed row's held-out harm probability, 0 for a row without a frame): just above
+    the probability of the row ranked `floor(harm_fpr * rows)` from the top (counting from 0)."""
+    ranked = np.sort(np.asarray(benign_probabilities, dtype=np.float64))[::-1]
+    allowed = int(np.floor(harm_fpr * len(ranked) + 1e-9))
+    if allowed >= len(ranked):
         return 0.5
-    return float(np.clip(np.quantile(benign_probabilities, 1.0 - harm_fpr), 0.5, 0.99))
-
-
-def _framed(texts: Sequence[str]) -> np.ndarray:
-    """Whether each normalised text speaks a jailbreak frame (`harm.frame`, outside its reported stretches)."""
-    return np.array([frame(text, scan(text).reported) is not None for text in texts], dtype=bool)
+    return float(np.clip(np.nextafter(ranked[allowed], 1.0), 0.5, 0.99))
 
 
 def _fit_harm(texts: Sequence[str], labels: np.ndarray, weights: np.ndarray, rows: np.ndarray) -> HarmModel | None:

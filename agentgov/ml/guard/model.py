@@ -44,7 +44,7 @@ from agentgov.ml.guard.encoding import (
     unpack_array,
     weigh_block,
 )
-from agentgov.ml.guard.harm import HarmModel, frame
+from agentgov.ml.guard.harm import HarmModel, frame, spoken
 from agentgov.ml.guard.normalise import normalise, without_links
 from agentgov.ml.guard.rules import CATEGORIES, QUOTED_FACTOR, RULES, RuleHit, Scan, match_rules, scan
 from agentgov.ml.guard.style import StyleModel, tokens
@@ -345,21 +345,22 @@ class GuardModel:
         )
 
     def harm_finding(self, pieces: Sequence[str], reported: Sequence[Sequence[tuple[int, int]]]) -> HarmFinding | None:
-        """The harm reading of the normalised `pieces` (with the stretches each reports, `rules.Scan.reported`):
-        of the pieces that speak a jailbreak frame, the one whose sentence is most likely a harmful request;
-        `None` without a harm model or a framed piece."""
+        """The harm reading of the normalised `pieces` of one text (with the stretches each reports,
+        `rules.Scan.reported`): when some piece speaks a jailbreak frame, the sentence of all the pieces' own
+        words (`harm.spoken`) most likely a harmful request; `None` without a harm model or a spoken frame. The
+        text is framed as a whole, as it is when fitted: a frame and a request may lie in different pieces."""
         if self.harm is None:
             return None
-        found: HarmFinding | None = None
+        frames = (frame(piece, stretches) for piece, stretches in zip(pieces, reported, strict=True))
+        first = next((found for found in frames if found is not None), None)
+        if first is None:
+            return None
+        best, request = 0.0, ""
         for piece, stretches in zip(pieces, reported, strict=True):
-            spoken = frame(piece, stretches)
-            if spoken is None:
-                continue
-            probability, request = self.harm.probability(piece)
-            if found is None or probability > found.probability:
-                score = self.harm.score_of(probability, self.threshold)
-                found = HarmFinding(round(score, 4), round(probability, 4), self.harm.cut, spoken, request)
-        return found
+            probability, sentence = self.harm.probability(spoken(piece, stretches))
+            if probability > best:
+                best, request = probability, sentence
+        return HarmFinding(self.harm.score_of(best, self.threshold), best, self.harm.cut, first, request)
 
     def telling_words(self, text: str, count: int = 3) -> tuple[str, ...]:
         """The words of `text` whose own feature (the word alone) weighs most towards "attack" in the model,
@@ -427,6 +428,8 @@ class GuardModel:
             category = np.vstack([_align(unpack_array(row, width), stored_rules) for row in document["category_coef"]])
             if category.shape[0] != len(CATEGORIES):
                 raise ValueError("one category model per category expected")
+            if not 0.0 < float(document["threshold"]) < 1.0:
+                raise ValueError("the threshold must lie between 0 and 1")
             return cls(
                 char_idf=unpack_array(document["char_idf"], BUCKETS),
                 word_idf=unpack_array(document["word_idf"], BUCKETS),
@@ -439,7 +442,7 @@ class GuardModel:
                 drops_links=document["format"] in _DROPS_LINKS,
                 harm=HarmModel.from_document(document["harm"]) if document["format"] == FORMAT else None,
             )
-        except (KeyError, TypeError, AttributeError, zlib.error, binascii.Error) as exc:
+        except (KeyError, TypeError, AttributeError, OverflowError, zlib.error, binascii.Error) as exc:
             raise ValueError(f"unreadable guard model: {exc!r}") from None
 
 
