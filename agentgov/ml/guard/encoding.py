@@ -9,7 +9,8 @@ its sentences' content words, over a vocabulary instead of `BUCKETS`):
 - `inverse_document_frequency` and `weigh_block`: sublinear tf·idf of a block of counts, each row of unit length
   (`unit_weights`: the same for one text's non-zero columns);
 - `pack_array` / `unpack_array`: arrays as base64 of zlib-compressed float16 (deterministic bytes), and back
-  (`ValueError` for anything else); `as_stored`: values as a stored document will hold them.
+  (`ValueError` for anything else); `as_stored`: values as a stored document will hold them; `read_words`: a
+  stored vocabulary, checked.
 
 Pure functions; a memory dict is only ever extended by one `dict.update` (atomic), so threads may share it.
 """
@@ -17,6 +18,7 @@ Pure functions; a memory dict is only ever extended by one `dict.update` (atomic
 from __future__ import annotations
 
 import base64
+import itertools
 import zlib
 from collections.abc import Sequence
 
@@ -104,3 +106,13 @@ def unpack_array(text: str, length: int) -> np.ndarray:
     if values.shape != (length,) or not np.all(np.isfinite(values)):
         raise ValueError(f"an array of {length} finite values expected")
     return values
+
+
+def read_words(value: object, owner: str) -> tuple[str, ...]:
+    """A stored vocabulary: a list of strings, sorted, each once (a word's place is its number). Raises
+    `ValueError` naming `owner` for anything else."""
+    if not isinstance(value, list) or not all(isinstance(word, str) for word in value):
+        raise ValueError(f"the {owner}'s words must be a list of strings")
+    if any(later <= earlier for earlier, later in itertools.pairwise(value)):
+        raise ValueError(f"the {owner}'s words must be sorted, each once")
+    return tuple(value)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import itertools
 import math
 import re
 from collections import Counter
@@ -47,6 +46,7 @@ from agentgov.ml.guard.encoding import (
     as_stored,
     inverse_document_frequency,
     pack_array,
+    read_words,
     unit_weights,
     unpack_array,
     weigh_block,
@@ -263,11 +263,9 @@ class HarmModel:
 
     @classmethod
     def from_document(cls, document: dict[str, Any]) -> HarmModel:
-        words = document["words"]
-        if not isinstance(words, list) or not all(isinstance(word, str) for word in words):
-            raise ValueError("the harm model's words must be a list of strings")
-        if any(later <= earlier for earlier, later in itertools.pairwise(words)):
-            raise ValueError("the harm model's words must be sorted, each once")
+        """Raises `ValueError` (or `KeyError`, `TypeError`, `OverflowError`, `zlib.error`, `binascii.Error`,
+        which `GuardModel.from_document` turns into `ValueError`) for a document it cannot read."""
+        words = read_words(document["words"], "harm model")
         cut, intercept = float(document["cut"]), float(document["intercept"])
         if not 0.0 < cut < 1.0:
             raise ValueError("the harm model's cut must lie between 0 and 1")
@@ -277,7 +275,7 @@ class HarmModel:
         if (idf <= 0).any():
             raise ValueError("the harm model's idf must be positive")
         return cls(
-            words=tuple(words),
+            words=words,
             idf=idf,
             coef=unpack_array(document["coef"], len(words)),
             intercept=intercept,

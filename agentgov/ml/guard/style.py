@@ -40,6 +40,7 @@ from agentgov.ml.guard.encoding import (
     count_rows,
     inverse_document_frequency,
     pack_array,
+    read_words,
     unit_weights,
     unpack_array,
     weigh_block,
@@ -147,11 +148,8 @@ class StyleModel:
         weight = float(document["weight"])
         if not 0.0 <= weight <= 1.0:
             raise ValueError("the style model's weight must be between 0 and 1")
-        words = document["words"]
-        if not isinstance(words, list) or not all(isinstance(word, str) for word in words) or words != sorted(words):
-            raise ValueError("the style model's words must be a sorted list of strings")
         return cls(
-            words=tuple(words),
+            words=read_words(document["words"], "style model"),
             idf=unpack_array(document["idf"], BUCKETS),
             coef=unpack_array(document["coef"], BUCKETS),
             intercept=float(document["intercept"]),
