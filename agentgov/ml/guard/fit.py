@@ -105,10 +105,11 @@ def fit(
     if not (labels == 0).any() or not (labels > 0).any():
         raise ValueError("the guard needs both benign and attack examples")
     texts = [normalise(e.text).text for e in examples]
-    counts = count_features(texts)
+    scans = [scan(text) for text in texts]  # each text's rule hits and reported stretches, read once
+    counts = count_features(texts, [scanned.hits for scanned in scans])
     weights = np.array([params.feedback_weight if e.feedback else 1.0 for e in examples])
     folds = _folds(examples)
-    reported = [scan(text).reported for text in texts] if params.harm_fpr > 0 else [[] for _ in texts]
+    reported = [scanned.reported for scanned in scans]
     framed = np.array([params.harm_fpr > 0 and frame(t, r) is not None for t, r in zip(texts, reported, strict=True)])
     out_of_fold = np.zeros(len(examples))
     harm_out_of_fold = np.zeros(len(examples))  # the held-out harm probability of framed texts, else 0
