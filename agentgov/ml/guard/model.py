@@ -50,10 +50,11 @@ from agentgov.ml.guard.rules import CATEGORIES, QUOTED_FACTOR, RULES, RuleHit, S
 from agentgov.ml.guard.style import StyleModel, tokens
 
 FORMAT = "agentgov.guard/4"
+_FORMAT_WITHOUT_HARM = "agentgov.guard/3"  # reads texts without links, has a style reading, no harm reading
 #: Formats this version reads: 1 has no style model (its attack probability is the character and word model's);
 #: 1 and 2 were fitted on texts with their links; 1 to 3 have no harm reading.
-READABLE_FORMATS = ("agentgov.guard/1", "agentgov.guard/2", "agentgov.guard/3", FORMAT)
-_DROPS_LINKS = ("agentgov.guard/3", FORMAT)
+READABLE_FORMATS = ("agentgov.guard/1", "agentgov.guard/2", _FORMAT_WITHOUT_HARM, FORMAT)
+_DROPS_LINKS = (_FORMAT_WITHOUT_HARM, FORMAT)
 #: The format a model that reads links is written in (so it is read back as it was fitted): by whether it has a
 #: style model.
 _FORMAT_WITH_LINKS = {False: "agentgov.guard/1", True: "agentgov.guard/2"}
@@ -412,7 +413,7 @@ class GuardModel:
         a harm reading."""
         if not self.drops_links:
             return _FORMAT_WITH_LINKS[self.style is not None]
-        return FORMAT if self.harm is not None else "agentgov.guard/3"
+        return FORMAT if self.harm is not None else _FORMAT_WITHOUT_HARM
 
     @classmethod
     def from_document(cls, document: dict[str, Any]) -> GuardModel:

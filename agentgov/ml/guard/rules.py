@@ -322,6 +322,9 @@ def quoted_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+#: The model a report speaks of: "it", "them", "the assistant" ... (`_MENTION_CUE`).
+_THE_MODEL = r"(?:it|them|the\s+(?:model|bot|chatbot|assistant|ai|llm|agent|system))"
+
 #: A discussion names an attack before citing it without quotation marks: "attacks like …", "a request
 #: containing …", "an email that says …", "when asked to …", "ask the model to …". Matched against the text
 #: just before a rule's match.
@@ -333,13 +336,11 @@ _MENTION_CUE = re.compile(
     r"|\bask(?:s|ed|ing)?\s+(?:the|a|an)\s+(?:model|bot|chatbot|assistant|ai|llm|agent)\s+to"
     # a report of what an attack made a model do: "instructing it to", "causing the model to"
     r"|\b(?:instruct(?:s|ed|ing)?|tell(?:s|ing)?|told|caus(?:e|es|ed|ing)|forc(?:e|es|ed|ing)|trick(?:s|ed|ing)?|"
-    r"convinc(?:e|es|ed|ing)|manipulat(?:e|es|ed|ing))\s+(?:it|them|the\s+(?:model|bot|chatbot|assistant|ai|llm|"
-    r"agent|system))\s+to"
+    rf"convinc(?:e|es|ed|ing)|manipulat(?:e|es|ed|ing))\s+{_THE_MODEL}\s+to"
     # a reported prohibition: "training it not to reveal its system prompt" (a bare "not to" would let an attack
     # announce itself as quoted: "remember, never to: ignore all previous instructions")
-    r"|\b(?:train|teach|tell|instruct|ask|remind)(?:s|es|ed|ing)?\s+(?:it|them|the\s+(?:model|bot|chatbot|"
-    r"assistant|ai|llm|agent|system))\s+(?:not|never)\s+to"
-    r"|\b(?:taught|told)\s+(?:it|them|the\s+(?:model|bot|chatbot|assistant|ai|llm|agent|system))\s+(?:not|never)\s+to)"
+    rf"|\b(?:train|teach|tell|instruct|ask|remind)(?:s|es|ed|ing)?\s+{_THE_MODEL}\s+(?:not|never)\s+to"
+    rf"|\b(?:taught|told)\s+{_THE_MODEL}\s+(?:not|never)\s+to)"
     r"\s*[:,]?\s*$",
     re.IGNORECASE,
 )
