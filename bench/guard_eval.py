@@ -12,8 +12,9 @@ the data set with it instead: the check on sources that model has never seen.
 In-process: the model judges every row of the data set; prints ROC-AUC, precision, recall, F1 and false-positive
 rate at the shipped threshold, recall at a 2 % false-positive rate, per-category recall, per-source false-positive
 rates and, per attack source, its ROC-AUC against all benign rows and its recall (any `{"text", "label", "source"}`
-file can be judged with `--data`); then validate latency (p50/p99) for prompts of 200, 2,000 and 20,000 characters,
-plain and in a jailbreak frame (the harm reading's path). `--http`: validations per second through `POST
+file can be judged with `--data`; `label` is `benign` or a category, or 0 / 1); then validate latency (p50/p99)
+for prompts of 200, 2,000 and 20,000 characters, plain and in a jailbreak frame (a frame lets a harmful request
+block). `--http`: validations per second through `POST
 /api/v1/guard/validate` against a bare Quart-Trio hello-world in the same run (wrk, alternating rounds), and the
 same quality figures through HTTP.
 """
@@ -39,8 +40,17 @@ from agentgov.ml.guard.model import GuardModel
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "guard" / "dev.jsonl"
 
 
+#: Labels that mark a benign row: the base data's "benign", or 0 / false in a file labelled 0/1.
+BENIGN_LABELS = ("benign", 0, "0", False)
+
+
+def is_attack(label: object) -> bool:
+    """Whether a row's `label` marks an attack: anything but a `BENIGN_LABELS` value (a category name, 1)."""
+    return not any(label == benign and type(label) is type(benign) for benign in BENIGN_LABELS)
+
+
 def quality(rows: list[dict], scores: list[float], blocked: list[bool], title: str) -> None:
-    labels = np.array([r["label"] != "benign" for r in rows])
+    labels = np.array([is_attack(r["label"]) for r in rows])
     score = np.array(scores)
     flag = np.array(blocked)
     tp = int((flag & labels).sum())
@@ -57,15 +67,12 @@ def quality(rows: list[dict], scores: list[float], blocked: list[bool], title: s
     by_source: dict[str, list[bool]] = defaultdict(list)
     attack_sources: dict[str, list[int]] = defaultdict(list)
     for k, (row, hit) in enumerate(zip(rows, blocked, strict=True)):
-        by_label[row["label"]].append(hit)
-        if row["label"] == "benign":
+        if not is_attack(row["label"]):
             by_source[source_key(row["source"])].append(hit)
         else:
+            by_label[str(row["label"])].append(hit)
             attack_sources[source_key(row["source"])].append(k)
-    print(
-        "  recall by category: "
-        + ", ".join(f"{k} {statistics.mean(v):.3f}" for k, v in by_label.items() if k != "benign")
-    )
+    print("  recall by category: " + ", ".join(f"{k} {statistics.mean(v):.3f}" for k, v in by_label.items()))
     print(
         "  benign FPR by source: "
         + "; ".join(f"{k} {statistics.mean(v):.3f} (n={len(v)})" for k, v in by_source.items())

@@ -98,10 +98,12 @@ def test_the_fast_path_equals_the_batch_path() -> None:
         assert one_attack == pytest.approx(attack[k], abs=1e-9) and one_share == pytest.approx(share[k], abs=1e-9)
 
 
-def test_format_3_and_4_read_texts_without_links_and_older_formats_with_them() -> None:
+def test_formats_3_to_5_read_texts_without_links_and_older_formats_with_them() -> None:
     model = default_model()
     document = model.to_document()
-    assert document["format"] == "agentgov.guard/4" and model.drops_links and model.harm is not None
+    assert document["format"] == "agentgov.guard/5" and model.drops_links and model.harm is not None
+    format_4 = GuardModel.from_document({**document, "format": "agentgov.guard/4"})
+    assert format_4.drops_links and format_4.harm is not None and format_4.harm.window == 0
     without_harm = {key: value for key, value in document.items() if key != "harm"}
     format_3 = GuardModel.from_document({**without_harm, "format": "agentgov.guard/3"})
     assert format_3.drops_links and format_3.harm is None

@@ -116,7 +116,7 @@ def test_the_attack_probability_mixes_both_readings_by_the_style_weight() -> Non
 
 def test_a_format_1_document_reads_without_a_style_model() -> None:
     document = default_model().to_document()
-    assert document["format"] == "agentgov.guard/4" and "style" in document
+    assert document["format"] == "agentgov.guard/5" and "style" in document
     old = {key: value for key, value in document.items() if key != "style"} | {"format": "agentgov.guard/1"}
     model = GuardModel.from_document(json.loads(json.dumps(old)))
     assert model.style is None and model.harm is None and not model.drops_links

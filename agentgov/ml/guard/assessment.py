@@ -28,7 +28,7 @@ class Assessment:
     chunks: int
     telling_words: tuple[str, ...] = ()  # the words weighing most towards "attack" (when the classifier blocks)
     readings: tuple[tuple[str, float], ...] = ()  # each reading's own attack probability (when it blocks)
-    harm: HarmFinding | None = None  # a harmful request in a jailbreak frame (format 4), whatever its score
+    harm: HarmFinding | None = None  # the harm reading's finding (formats 4 and 5), whatever its score
 
     def reasons(self, threshold: float) -> list[str]:
         """What was found, in this order: rule hits (rule and fragment, strongest first), the classifier when it
@@ -52,15 +52,21 @@ class Assessment:
 
 @dataclasses.dataclass(frozen=True)
 class HarmFinding:
-    """What the harm reading found in the text's strongest framed piece."""
+    """What the harm reading found: the stretch of the text most likely a harmful request, and the jailbreak
+    frame the text speaks (`None` when it speaks none: then the finding only ranks, it never blocks)."""
 
-    score: float  # on the guard's scale (`HarmModel.score_of`), unrounded: compared with the threshold as is
+    score: float  # on the guard's scale (`HarmModel.score`), unrounded: compared with the threshold as is
     probability: float
     cut: float
-    frame: str
-    request: str  # the sentence most likely harmful, as a short fragment
+    frame: str | None
+    request: str  # the stretch most likely harmful, as a short fragment
 
     def reason(self) -> str:
+        if self.frame is None:
+            return (
+                f'harmful request without a jailbreak frame: request "{self.request}" '
+                f"(harm probability {self.probability:.2f}; does not block on its own)"
+            )
         return (
             f'harmful request in a jailbreak frame (jailbreak): frame "{self.frame}", request "{self.request}" '
             f"(harm probability {self.probability:.2f}, blocks from {self.cut:.2f})"

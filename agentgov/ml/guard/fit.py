@@ -7,7 +7,7 @@ taken from a model fitted without its whole group (leave-one-source-out; feedbac
 folds). Those out-of-fold scores choose the threshold (`choose_threshold`: the benign base rows, pooled, are
 flagged at most at `target_fpr`, and no benign source family of `MIN_FAMILY_BENIGN` rows or more above
 `max_family_fpr`; never below 0.5) and give the metrics, judged as the guard judges (an unquoted rule hit blocks
-whatever the classifier says; a framed harmful request scores by the harm reading): precision, recall, F1,
+whatever the classifier says; a harmful request scores by the harm reading): precision, recall, F1,
 false-positive rate, ROC-AUC and per-category recall on the base data, and the same on the feedback; and per
 source family (`held_out_by_family`: its attacks ranked against every benign base text, its benign texts'
 false-positive rate), which shows where the model is weak. The shipped model is then fitted on everything.
@@ -17,6 +17,8 @@ the fold's examples carry (`template_requests`) against its benign texts (feedba
 them, weighted like all feedback). Its `cut` is the lowest probability (never below 0.5) at which framed benign
 base rows, held out by family, flag at most `harm_fpr` of all benign base rows. A family whose own attacks hold
 every template request is scored without a harm reading when it is held out (there is none left to learn from).
+Texts without a frame are scored by it too (`HarmModel.score`: ranked, never blocked), so the held-out figures
+rank them as the guard does.
 
 Deterministic: the same examples and parameters give the same model, bit for bit (liblinear with a fixed seed,
 multinomial L-BFGS, arrays stored as float16). Raises `ValueError` when the examples cannot make a model
@@ -112,14 +114,14 @@ def fit(
     reported = [scanned.reported for scanned in scans]
     framed = np.array([params.harm_fpr > 0 and frame(t, r) is not None for t, r in zip(texts, reported, strict=True)])
     out_of_fold = np.zeros(len(examples))
-    harm_out_of_fold = np.zeros(len(examples))  # the held-out harm probability of framed texts, else 0
+    harm_out_of_fold = np.zeros(len(examples))  # each text's held-out harm probability (0 without a reading)
     for number, fold in enumerate(np.unique(folds)):
         held = folds == fold
         model = _fit_once(counts.rows(~held), labels[~held], weights[~held], params, with_categories=False)
         out_of_fold[held] = model.probabilities(counts.rows(held))[0]
         harm = _fit_harm(texts, labels, weights, ~held) if framed.any() else None
         if harm is not None:
-            for k in np.flatnonzero(held & framed):
+            for k in np.flatnonzero(held if harm.unframed_share else held & framed):
                 harm_out_of_fold[k] = harm.probability(spoken(texts[k], reported[k]))[0]
         if progress is not None:
             progress((number + 1) / (len(np.unique(folds)) + 1))
@@ -132,8 +134,10 @@ def fit(
     model = _fit_once(counts, labels, weights, params, with_categories=True).with_threshold(round(threshold, 6))
     harm = _fit_harm(texts, labels, weights, np.ones(len(examples), dtype=bool)) if framed.any() else None
     if harm is not None:
-        harm = harm.with_cut(round(choose_cut(harm_out_of_fold[base_benign], params.harm_fpr), 6))
-        decision = np.maximum(decision, [harm.score_of(p, threshold) for p in harm_out_of_fold])
+        framed_benign = np.where(framed, harm_out_of_fold, 0.0)[base_benign]
+        harm = harm.with_cut(round(choose_cut(framed_benign, params.harm_fpr), 6))
+        harm_scores = [harm.score(p, threshold, bool(f)) for p, f in zip(harm_out_of_fold, framed, strict=True)]
+        decision = np.maximum(decision, harm_scores)
         model = dataclasses.replace(model, harm=harm)
     metrics = {
         "evaluation": "leave-one-source-out: each text scored by a model fitted without its source family",

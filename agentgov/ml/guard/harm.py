@@ -13,15 +13,19 @@ the writer only quotes or mentions (`spoken`) is not theirs:
   answer will never be used, or a demand to begin the answer with a set phrase. Hand-written from the published
   techniques, like the rules (`rules.py`); a story or a character counts only as something written or set
   ("in a novel", "write a story", "the protagonist"), not as a word in a report ("this story was updated").
-- `HarmModel.probability(text)` is the probability that some sentence of the text asks for something harmful: a
-  linear model over the sentence's content words, stemmed (sublinear tf-idf of a fitted vocabulary, unit length;
-  function words and the words every request uses, "write", "explain", "step", are left out, so it reads what is
-  asked for, not how). It is fitted (`fit_harm`) on the harmful requests the base data's jailbreak templates
-  carry (`template_requests`: the request in the template's slot) against the benign texts, which include many
-  harmless requests in the same frames.
+- `HarmModel.probability(text)` is the probability that some stretch of the text asks for something harmful: a
+  linear model over content words, stemmed (sublinear tf-idf of a fitted vocabulary, unit length; function
+  words and the words every request uses, "write", "explain", "step", are left out, so it reads what is asked
+  for, not how), applied to every window of `window` content words (half overlapping: about as many as a
+  request it learnt from holds, so a request inside a long, wordy sentence is read at the length it was learnt
+  at; a model of format 4 reads sentence by sentence instead). It is fitted (`fit_harm`) on the harmful
+  requests the base data's jailbreak templates carry (`template_requests`: the request in the template's slot)
+  against the benign texts, which include many harmless requests in the same frames.
 
-`GuardModel` (format 4) maps a framed text's probability onto its score scale so that `cut` meets the threshold
-(`score_of`): a framed request at least as likely harmful as `cut` blocks, as category `jailbreak`.
+`GuardModel` maps the probability onto its score scale (`HarmModel.score`): for a framed text so that `cut`
+meets the threshold (`score_of`): a framed request at least as likely harmful as `cut` blocks, as category
+`jailbreak`; for a text without a frame, `unframed_share` of that, below `UNFRAMED_CEILING` of the threshold:
+a plain harmful request ranks above ordinary text and never blocks (format 5; format 4 reads framed text only).
 
 Pure and thread-safe; `fit_harm` is deterministic; `HarmModel.from_document` raises `ValueError` (or the
 decoding errors `GuardModel.from_document` turns into one) for a document it cannot read.
@@ -116,6 +120,14 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 MIN_SENTENCE_CHARS = 16
 MIN_CONTENT_WORDS = 4
 _FRAGMENT = 80
+#: Content words per window the reading scores (windows overlap by half): about as many as the requests it
+#: learns from hold (AdvBench's objectives have 5 to 12).
+WINDOW_WORDS = 8
+#: The share of its score a request keeps in a text that speaks no frame, and the part of the threshold that
+#: score never reaches: a plain harmful request ranks above ordinary text but does not block on that alone.
+UNFRAMED_SHARE = 0.5
+UNFRAMED_CEILING = 0.95
+_MAX_WINDOW_WORDS = 64
 
 FRAME = re.compile(
     r"""\b(?:
@@ -179,7 +191,7 @@ def sentences(text: str) -> list[str]:
 def content_words(text: str) -> list[str]:
     """The lower-cased words of three letters or more, without function words and `REQUEST_WORDS`, each cut to
     its stem (`stem`), so that "hacking", "hacked" and "hacks" read as one word."""
-    return [stem(word) for word in _WORD.findall(text.lower()) if word not in _LEFT_OUT]
+    return [stem_of(word) for word in _WORD.findall(text.lower()) if word not in _LEFT_OUT]
 
 
 _SUFFIX = re.compile(r"(?:ing|ed|ers?|es|s|ly|ions?|ments?)$")
@@ -189,6 +201,16 @@ def stem(word: str) -> str:
     """`word` without one common English suffix, unless fewer than three letters would remain."""
     cut = _SUFFIX.sub("", word)
     return cut if len(cut) >= 3 else word
+
+
+_REMEMBERED_STEMS = 1 << 16
+_REMEMBERED_STEM_CHARS = 40
+_remembered_stem = functools.lru_cache(maxsize=_REMEMBERED_STEMS)(stem)
+
+
+def stem_of(word: str) -> str:
+    """`stem(word)`, remembered for words of up to 40 letters (at most 65,536 of them: bounded memory)."""
+    return _remembered_stem(word) if len(word) <= _REMEMBERED_STEM_CHARS else stem(word)
 
 
 def template_requests(texts: Sequence[str]) -> list[str]:
@@ -213,10 +235,19 @@ class HarmModel:
     coef: np.ndarray  # (len(words),)
     intercept: float
     cut: float  # the probability from which a framed request blocks (met at the guard's threshold)
+    window: int = 0  # content words per scored window (overlapping by half); 0: sentence by sentence (format 4)
+    unframed_share: float = 0.0  # the share of its score a request keeps without a frame; 0: none (format 4)
 
     @functools.cached_property
     def _numbers(self) -> dict[str, int]:
         return {word: number for number, word in enumerate(self.words)}
+
+    @functools.cached_property
+    def _terms(self) -> dict[str, tuple[int, float, float]]:
+        """Each vocabulary word's (number, idf, coefficient), as plain floats."""
+        return {
+            word: (number, float(self.idf[number]), float(self.coef[number])) for number, word in enumerate(self.words)
+        }
 
     def sentence_probability(self, sentence: str) -> float:
         """The probability that `sentence` asks for something harmful; 0 for a sentence of fewer than
@@ -231,16 +262,75 @@ class HarmModel:
             columns = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
             values = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
             logit += float(unit_weights(values, self.idf[columns]) @ self.coef[columns])
-        return 1.0 / (1.0 + math.exp(-min(50.0, max(-50.0, logit))))
+        return _sigmoid(logit)
+
+    def window_probability(self, words: Sequence[str]) -> float:
+        """The probability that the content `words` (stemmed, as `content_words` gives them) ask for something
+        harmful: `sentence_probability`'s, computed on plain floats (a window is a handful of words); 0 for
+        fewer than `MIN_CONTENT_WORDS` words."""
+        terms = self._terms
+        return self._terms_probability([terms.get(word) for word in words])
+
+    def _terms_probability(self, window: Sequence[tuple[int, float, float] | None]) -> float:
+        """`window_probability` of words given as their `_terms` entries (`None` for a word out of the
+        vocabulary)."""
+        if len(window) < MIN_CONTENT_WORDS:
+            return 0.0
+        counts: dict[tuple[int, float, float], int] = {}
+        for term in window:
+            if term is not None:
+                counts[term] = counts.get(term, 0) + 1
+        logit = self.intercept
+        if counts:
+            dot = squares = 0.0
+            for (_, idf, coef), count in counts.items():
+                weight = idf if count == 1 else (1.0 + math.log(count)) * idf
+                dot += weight * coef
+                squares += weight * weight
+            logit += dot / math.sqrt(squares)
+        return _sigmoid(logit)
 
     def probability(self, text: str) -> tuple[float, str]:
-        """The largest `sentence_probability` of `text`'s `sentences`, and that sentence (a short fragment)."""
+        """The largest probability of `text`'s windows (`window`; its `sentences` when 0) that they ask for
+        something harmful, and that stretch of the text (a short fragment). Linear in the text."""
+        if self.window:
+            return self._windows_probability(text)
         best, fragment = 0.0, ""
         for sentence in sentences(text):
             value = self.sentence_probability(sentence)
             if value > best:
                 best, fragment = value, sentence
         return best, " ".join(fragment.split())[:_FRAGMENT]
+
+    def _windows_probability(self, text: str) -> tuple[float, str]:
+        lowered = text.lower()
+        shown = text if len(lowered) == len(text) else lowered  # positions in `lowered` are the text's
+        terms = self._terms
+        found = [
+            (terms.get(stem_of(word)), match.start(), match.end())
+            for match in _WORD.finditer(lowered)
+            if (word := match.group()) not in _LEFT_OUT
+        ]
+        if len(found) < MIN_CONTENT_WORDS:
+            return 0.0, ""
+        last = max(0, len(found) - self.window)
+        starts = list(range(0, last + 1, max(1, self.window // 2)))
+        if starts[-1] != last:  # the last window ends with the text
+            starts.append(last)
+        best, span = 0.0, (0, 0)
+        for start in starts:
+            window = found[start : start + self.window]
+            value = self._terms_probability([term for term, _, _ in window])
+            if value > best:
+                best, span = value, (window[0][1], window[-1][2])
+        return best, " ".join(shown[span[0] : span[1]].split())[:_FRAGMENT]
+
+    def score(self, probability: float, threshold: float, framed: bool) -> float:
+        """`probability` on the guard's score scale: `score_of` for a framed text; without a frame
+        `unframed_share` of that, always below the threshold (at most `UNFRAMED_CEILING` of it)."""
+        if framed:
+            return self.score_of(probability, threshold)
+        return min(self.unframed_share * self.score_of(probability, threshold), UNFRAMED_CEILING * threshold)
 
     def score_of(self, probability: float, threshold: float) -> float:
         """A framed text's `probability` on the guard's score scale: piecewise linear and increasing, 0 at 0,
@@ -253,22 +343,35 @@ class HarmModel:
         return dataclasses.replace(self, cut=cut)
 
     def to_document(self) -> dict[str, Any]:
-        return {
+        """The model as JSON-ready data; `window` and `unframed_share` only when it reads windows (format 5)."""
+        document: dict[str, Any] = {
             "words": list(self.words),
             "idf": pack_array(self.idf),
             "coef": pack_array(self.coef),
             "intercept": round(float(self.intercept), 6),
             "cut": round(float(self.cut), 6),
         }
+        if self.window:
+            document |= {"window": self.window, "unframed_share": round(float(self.unframed_share), 6)}
+        return document
 
     @classmethod
-    def from_document(cls, document: dict[str, Any]) -> HarmModel:
-        """Raises `ValueError` (or `KeyError`, `TypeError`, `OverflowError`, `zlib.error`, `binascii.Error`,
-        which `GuardModel.from_document` turns into `ValueError`) for a document it cannot read."""
+    def from_document(cls, document: dict[str, Any], *, windowed: bool = True) -> HarmModel:
+        """The model a document holds; `windowed=False` for a document of format 4, which holds no `window` or
+        `unframed_share` (it reads sentence by sentence, framed text only). Raises `ValueError` (or `KeyError`,
+        `TypeError`, `OverflowError`, `zlib.error`, `binascii.Error`, which `GuardModel.from_document` turns into
+        `ValueError`) for a document it cannot read."""
         words = read_words(document["words"], "harm model")
         cut, intercept = float(document["cut"]), float(document["intercept"])
         if not 0.0 < cut < 1.0:
             raise ValueError("the harm model's cut must lie between 0 and 1")
+        window, share = 0, 0.0
+        if windowed:
+            window, share = document["window"], float(document["unframed_share"])
+            if type(window) is not int or not MIN_CONTENT_WORDS <= window <= _MAX_WINDOW_WORDS:
+                raise ValueError(f"the harm model's window must be {MIN_CONTENT_WORDS} to {_MAX_WINDOW_WORDS} words")
+            if not 0.0 <= share <= 1.0:
+                raise ValueError("the harm model's unframed_share must lie between 0 and 1")
         if not math.isfinite(intercept):
             raise ValueError("the harm model's intercept must be finite")
         idf = unpack_array(document["idf"], len(words))
@@ -280,7 +383,13 @@ class HarmModel:
             coef=unpack_array(document["coef"], len(words)),
             intercept=intercept,
             cut=cut,
+            window=window,
+            unframed_share=share,
         )
+
+
+def _sigmoid(logit: float) -> float:
+    return 1.0 / (1.0 + math.exp(-min(50.0, max(-50.0, logit))))
 
 
 def fit_harm(
@@ -290,10 +399,12 @@ def fit_harm(
     *,
     regularisation: float = 1.0,
     cut: float = 0.5,
+    window: int = WINDOW_WORDS,
+    unframed_share: float = UNFRAMED_SHARE,
 ) -> HarmModel | None:
-    """The harm model of harmful `requests` against `benign` texts (each weighing `benign_weight`, default 1):
-    its vocabulary is the content words held by two texts or more. `None` without requests, benign texts or
-    such words. Deterministic."""
+    """The harm model of harmful `requests` against `benign` texts (each weighing `benign_weight`, default 1),
+    reading `window` words at a time: its vocabulary is the content words held by two texts or more. `None`
+    without requests, benign texts or such words. Deterministic."""
     if not requests or not benign:
         return None
     texts = [content_words(text) for text in [*requests, *benign]]
@@ -324,4 +435,6 @@ def fit_harm(
         coef=as_stored(classifier.coef_[0]),
         intercept=float(round(classifier.intercept_[0], 6)),
         cut=cut,
+        window=window,
+        unframed_share=unframed_share,
     )

@@ -7,15 +7,16 @@ rule that matched. Two linear models read them: `attack` (the probability that t
 kind) and `category` (which kind, given an attack: injection, jailbreak, leakage). A model of format 2 also
 holds a `StyleModel` (`style.py`: the text with its content words masked), whose log-odds are mixed into the
 attack's by the style model's `weight`; a model of format 1 (stored before) is read without one. A model of
-format 3 or 4 reads each text without its links (`normalise.without_links`: a link's text kept, web addresses
-removed), as it was fitted; formats 1 and 2 read them, as they were fitted. A model of format 4 also holds a
-`HarmModel` (`harm.py`: a harmful request inside a jailbreak frame), the third reading.
+format 3 to 5 reads each text without its links (`normalise.without_links`: a link's text kept, web addresses
+removed), as it was fitted; formats 1 and 2 read them, as they were fitted. A model of format 4 or 5 also holds
+a `HarmModel` (`harm.py`: a harmful request, blocking inside a jailbreak frame), the third reading: format 5
+reads windows of words and ranks a harmful request without a frame too, format 4 reads sentences of framed text.
 
 `GuardModel.assess(text)` normalises the text (`normalise`), splits a long one into overlapping chunks of
 `CHUNK_CHARS` (a document is read whole, never truncated), and answers the highest chunk's figures: `score` is
 the larger of the classifier's attack probability, the strongest rule hit (`rule_score`: an unquoted hit
-is over the threshold, so a rule blocks on its own) and the harm reading's score of a framed text
-(`HarmModel.score_of`), each category's score is the larger of its share of the attack probability and its
+is over the threshold, so a rule blocks on its own) and the harm reading's score (`HarmModel.score`: below
+the threshold without a frame), each category's score is the larger of its share of the attack probability and its
 strongest rule hit (and, for `jailbreak`, the harm reading's score), and `block` is `score >= threshold`.
 Pure and thread-safe; `from_document` raises `ValueError` for a document it cannot read.
 """
@@ -49,12 +50,13 @@ from agentgov.ml.guard.normalise import normalise, without_links
 from agentgov.ml.guard.rules import CATEGORIES, QUOTED_FACTOR, RULES, RuleHit, Scan, match_rules, scan
 from agentgov.ml.guard.style import StyleModel, tokens
 
-FORMAT = "agentgov.guard/4"
+FORMAT = "agentgov.guard/5"
 _FORMAT_WITHOUT_HARM = "agentgov.guard/3"  # reads texts without links, has a style reading, no harm reading
+_FORMAT_FRAMED_HARM = "agentgov.guard/4"  # its harm reading reads sentences, and framed texts only
 #: Formats this version reads: 1 has no style model (its attack probability is the character and word model's);
 #: 1 and 2 were fitted on texts with their links; 1 to 3 have no harm reading.
-READABLE_FORMATS = ("agentgov.guard/1", "agentgov.guard/2", _FORMAT_WITHOUT_HARM, FORMAT)
-_DROPS_LINKS = (_FORMAT_WITHOUT_HARM, FORMAT)
+READABLE_FORMATS = ("agentgov.guard/1", "agentgov.guard/2", _FORMAT_WITHOUT_HARM, _FORMAT_FRAMED_HARM, FORMAT)
+_DROPS_LINKS = (_FORMAT_WITHOUT_HARM, _FORMAT_FRAMED_HARM, FORMAT)
 #: The format a model that reads links is written in (so it is read back as it was fitted): by whether it has a
 #: style model.
 _FORMAT_WITH_LINKS = {False: "agentgov.guard/1", True: "agentgov.guard/2"}
@@ -212,7 +214,7 @@ class GuardModel:
     rule_names: tuple[str, ...] = RULE_NAMES
     style: StyleModel | None = None  # the second reading (`style.py`), mixed into the attack probability
     drops_links: bool = True  # reads texts `without_links` (formats 3 and 4); formats 1 and 2 read links
-    harm: HarmModel | None = None  # the third reading (`harm.py`), format 4
+    harm: HarmModel | None = None  # the third reading (`harm.py`), formats 4 and 5
 
     # ------------------------------------------------------------------------------------------ judging
 
@@ -347,21 +349,23 @@ class GuardModel:
 
     def harm_finding(self, pieces: Sequence[str], reported: Sequence[Sequence[tuple[int, int]]]) -> HarmFinding | None:
         """The harm reading of the normalised `pieces` of one text (with the stretches each reports,
-        `rules.Scan.reported`): when some piece speaks a jailbreak frame, the sentence of all the pieces' own
-        words (`harm.spoken`) most likely a harmful request; `None` without a harm model or a spoken frame. The
+        `rules.Scan.reported`): the stretch of all the pieces' own words (`harm.spoken`) most likely a harmful
+        request, scored as framed when some piece speaks a jailbreak frame (`HarmModel.score`); `None` without a
+        harm model, or without a spoken frame when the model gives unframed requests no share (format 4). The
         text is framed as a whole, as it is when fitted: a frame and a request may lie in different pieces."""
         if self.harm is None:
             return None
         frames = (frame(piece, stretches) for piece, stretches in zip(pieces, reported, strict=True))
         first = next((found for found in frames if found is not None), None)
-        if first is None:
+        if first is None and not self.harm.unframed_share:
             return None
         best, request = 0.0, ""
         for piece, stretches in zip(pieces, reported, strict=True):
-            probability, sentence = self.harm.probability(spoken(piece, stretches))
+            probability, stretch = self.harm.probability(spoken(piece, stretches))
             if probability > best:
-                best, request = probability, sentence
-        return HarmFinding(self.harm.score_of(best, self.threshold), best, self.harm.cut, first, request)
+                best, request = probability, stretch
+        score = self.harm.score(best, self.threshold, framed=first is not None)
+        return HarmFinding(score, best, self.harm.cut, first, request)
 
     def telling_words(self, text: str, count: int = 3) -> tuple[str, ...]:
         """The words of `text` whose own feature (the word alone) weighs most towards "attack" in the model,
@@ -413,7 +417,9 @@ class GuardModel:
         a harm reading."""
         if not self.drops_links:
             return _FORMAT_WITH_LINKS[self.style is not None]
-        return FORMAT if self.harm is not None else _FORMAT_WITHOUT_HARM
+        if self.harm is None:
+            return _FORMAT_WITHOUT_HARM
+        return FORMAT if self.harm.window else _FORMAT_FRAMED_HARM
 
     @classmethod
     def from_document(cls, document: dict[str, Any]) -> GuardModel:
@@ -441,7 +447,11 @@ class GuardModel:
                 threshold=float(document["threshold"]),
                 style=StyleModel.from_document(document["style"]) if "style" in document else None,
                 drops_links=document["format"] in _DROPS_LINKS,
-                harm=HarmModel.from_document(document["harm"]) if document["format"] == FORMAT else None,
+                harm=(
+                    HarmModel.from_document(document["harm"], windowed=document["format"] == FORMAT)
+                    if document["format"] in (_FORMAT_FRAMED_HARM, FORMAT)
+                    else None
+                ),
             )
         except (KeyError, TypeError, AttributeError, OverflowError, zlib.error, binascii.Error) as exc:
             raise ValueError(f"unreadable guard model: {exc!r}") from None
