@@ -238,6 +238,10 @@ class HarmModel:
     window: int = 0  # content words per scored window (overlapping by half); 0: sentence by sentence (format 4)
     unframed_share: float = 0.0  # the share of its score a request keeps without a frame; 0: none (format 4)
 
+    def __post_init__(self) -> None:
+        if self.unframed_share and not self.window:  # format 4 has no place for it: it would be lost when stored
+            raise ValueError("a harm model that reads sentences (format 4) gives unframed requests no share")
+
     @functools.cached_property
     def _numbers(self) -> dict[str, int]:
         return {word: number for number, word in enumerate(self.words)}
@@ -367,11 +371,12 @@ class HarmModel:
             raise ValueError("the harm model's cut must lie between 0 and 1")
         window, share = 0, 0.0
         if windowed:
-            window, share = document["window"], float(document["unframed_share"])
+            window, share = document["window"], document["unframed_share"]
             if type(window) is not int or not MIN_CONTENT_WORDS <= window <= _MAX_WINDOW_WORDS:
                 raise ValueError(f"the harm model's window must be {MIN_CONTENT_WORDS} to {_MAX_WINDOW_WORDS} words")
-            if not 0.0 <= share <= 1.0:
-                raise ValueError("the harm model's unframed_share must lie between 0 and 1")
+            if type(share) not in (int, float) or not 0.0 <= share <= 1.0:
+                raise ValueError("the harm model's unframed_share must be a number from 0 to 1")
+            share = float(share)
         if not math.isfinite(intercept):
             raise ValueError("the harm model's intercept must be finite")
         idf = unpack_array(document["idf"], len(words))

@@ -17,7 +17,8 @@ reads windows of words and ranks a harmful request without a frame too, format 4
 the larger of the classifier's attack probability, the strongest rule hit (`rule_score`: an unquoted hit
 is over the threshold, so a rule blocks on its own) and the harm reading's score (`HarmModel.score`: below
 the threshold without a frame), each category's score is the larger of its share of the attack probability and its
-strongest rule hit (and, for `jailbreak`, the harm reading's score), and `block` is `score >= threshold`.
+strongest rule hit (and, for `jailbreak`, the harm reading's score of a framed text), and `block` is
+`score >= threshold`.
 Pure and thread-safe; `from_document` raises `ValueError` for a document it cannot read.
 """
 
@@ -213,7 +214,7 @@ class GuardModel:
     threshold: float
     rule_names: tuple[str, ...] = RULE_NAMES
     style: StyleModel | None = None  # the second reading (`style.py`), mixed into the attack probability
-    drops_links: bool = True  # reads texts `without_links` (formats 3 and 4); formats 1 and 2 read links
+    drops_links: bool = True  # reads texts `without_links` (formats 3 to 5); formats 1 and 2 read links
     harm: HarmModel | None = None  # the third reading (`harm.py`), formats 4 and 5
 
     # ------------------------------------------------------------------------------------------ judging
@@ -331,7 +332,8 @@ class GuardModel:
         score = max([classifier, *(self.rule_score(hit) for hit in ordered)])
         harm = self.harm_finding(pieces, [scanned.reported for scanned in scans])
         if harm is not None:
-            categories["jailbreak"] = max(categories["jailbreak"], harm.score)
+            if harm.frame is not None:  # a framed harmful request is a jailbreak; a plain one only ranks
+                categories["jailbreak"] = max(categories["jailbreak"], harm.score)
             score = max(score, harm.score)
         return Assessment(
             score=round(score, 4),
