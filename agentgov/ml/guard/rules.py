@@ -392,17 +392,21 @@ def scan(text: str) -> Scan:
     return Scan(sorted(hits, key=lambda h: -h.score), reported)
 
 
+#: Every (trigger, rule number) pair, so that one pass over them finds the rules a text can match.
+_TRIGGER_RULES = tuple((trigger, number) for number, rule in enumerate(RULES) for trigger in rule.triggers)
+
+
 def _candidates(text: str) -> list[Rule]:
     """The rules that can match `text`: for an ASCII text, those with a trigger in it (lower-casing an ASCII
     text is exactly what the patterns' IGNORECASE does); for any other text, every rule; in both cases only
     those whose `precheck`, if any, the text passes."""
-    lowered = text.lower() if text.isascii() else None
-    return [
-        rule
-        for rule in RULES
-        if (lowered is None or any(trigger in lowered for trigger in rule.triggers))
-        and (rule.precheck is None or rule.precheck(text))
-    ]
+    if text.isascii():
+        lowered = text.lower()
+        triggered = {number for trigger, number in _TRIGGER_RULES if trigger in lowered}
+        possible = [rule for number, rule in enumerate(RULES) if number in triggered]
+    else:
+        possible = list(RULES)
+    return [rule for rule in possible if rule.precheck is None or rule.precheck(text)]
 
 
 def match_rules(text: str) -> list[RuleHit]:
