@@ -55,7 +55,7 @@ FORMAT = "agentgov.guard/5"
 _FORMAT_WITHOUT_HARM = "agentgov.guard/3"  # reads texts without links, has a style reading, no harm reading
 _FORMAT_FRAMED_HARM = "agentgov.guard/4"  # its harm reading reads sentences, and framed texts only
 #: Formats this version reads: 1 has no style model (its attack probability is the character and word model's);
-#: 1 and 2 were fitted on texts with their links; 1 to 3 have no harm reading.
+#: 1 and 2 were fitted on texts with their links; 1 to 3 have no harm reading; 4's reads sentences of framed text.
 READABLE_FORMATS = ("agentgov.guard/1", "agentgov.guard/2", _FORMAT_WITHOUT_HARM, _FORMAT_FRAMED_HARM, FORMAT)
 _DROPS_LINKS = (_FORMAT_WITHOUT_HARM, _FORMAT_FRAMED_HARM, FORMAT)
 #: The format a model that reads links is written in (so it is read back as it was fitted): by whether it has a
