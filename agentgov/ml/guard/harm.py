@@ -308,7 +308,8 @@ class HarmModel:
 
     def _windows_probability(self, text: str) -> tuple[float, str]:
         lowered = text.lower()
-        shown = text if len(lowered) == len(text) else lowered  # positions in `lowered` are the text's
+        if len(lowered) != len(text):  # a letter whose lower case is longer ("İ"): kept as it is, so that
+            lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)  # positions stay the text's
         terms = self._terms
         found = [
             (terms.get(stem_of(word)), match.start(), match.end())
@@ -327,7 +328,7 @@ class HarmModel:
             value = self._terms_probability([term for term, _, _ in window])
             if value > best:
                 best, span = value, (window[0][1], window[-1][2])
-        return best, " ".join(shown[span[0] : span[1]].split())[:_FRAGMENT]
+        return best, " ".join(text[span[0] : span[1]].split())[:_FRAGMENT]
 
     def score(self, probability: float, threshold: float, framed: bool) -> float:
         """`probability` on the guard's score scale: `score_of` for a framed text; without a frame
