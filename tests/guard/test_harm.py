@@ -7,12 +7,15 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import math
+from collections import Counter
 
 import numpy as np
 import pytest
 
 from agentgov.ml.guard import harm as harm_module
 from agentgov.ml.guard.base import default_document, default_model
+from agentgov.ml.guard.encoding import unit_weights
 from agentgov.ml.guard.fit import Example, GuardParams, choose_cut, fit
 from agentgov.ml.guard.harm import (
     FRAME,
@@ -187,12 +190,22 @@ def test_the_harm_model_reads_what_is_asked_for() -> None:
     assert model.probability(few) == (0.0, "") and model.window_probability(content_words(few)) == 0.0
 
 
-def test_a_window_is_scored_as_a_sentence_of_the_same_words_is() -> None:
+def test_a_window_is_scored_as_the_fitted_tf_idf_model_reads_it() -> None:
     model = _small_harm()
-    texts = ("poison the neighbour's dog tonight quietly", "bake bread for the school party", "steal cars steal cars")
+    numbers = {word: number for number, word in enumerate(model.words)}
+    texts = (
+        "poison the neighbour's dog tonight quietly",
+        "bake bread for the school party",
+        "steal cars steal cars from the parking garage",  # a word twice beside others: sublinear tf matters
+    )
     for text in texts:
         words = content_words(text)
-        assert model.window_probability(words) == pytest.approx(model.sentence_probability(text), abs=1e-12)
+        counts = Counter(numbers[word] for word in words if word in numbers)
+        columns, values = np.array(list(counts)), np.array(list(counts.values()), dtype=np.float64)
+        logit = model.intercept + float(unit_weights(values, model.idf[columns]) @ model.coef[columns])
+        expected = 1.0 / (1.0 + math.exp(-logit))  # as the batch path (`encoding.weigh_block`) weighs a row
+        assert model.window_probability(words) == pytest.approx(expected, abs=1e-12)
+        assert model.sentence_probability(text) == model.window_probability(words)
 
 
 def test_windows_read_a_request_inside_a_long_wordy_sentence_and_cover_the_whole_text() -> None:

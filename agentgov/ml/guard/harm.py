@@ -51,7 +51,6 @@ from agentgov.ml.guard.encoding import (
     inverse_document_frequency,
     pack_array,
     read_words,
-    unit_weights,
     unpack_array,
     weigh_block,
 )
@@ -243,10 +242,6 @@ class HarmModel:
             raise ValueError("a harm model that reads sentences (format 4) gives unframed requests no share")
 
     @functools.cached_property
-    def _numbers(self) -> dict[str, int]:
-        return {word: number for number, word in enumerate(self.words)}
-
-    @functools.cached_property
     def _terms(self) -> dict[str, tuple[int, float, float]]:
         """Each vocabulary word's (number, idf, coefficient), as plain floats."""
         return {
@@ -254,24 +249,16 @@ class HarmModel:
         }
 
     def sentence_probability(self, sentence: str) -> float:
-        """The probability that `sentence` asks for something harmful; 0 for a sentence of fewer than
-        `MIN_CONTENT_WORDS` content words (too short to ask for anything: "The cause is real.")."""
-        words = content_words(sentence)
-        if len(words) < MIN_CONTENT_WORDS:
-            return 0.0
-        numbers = self._numbers
-        counts = Counter(numbers[word] for word in words if word in numbers)
-        logit = self.intercept
-        if counts:
-            columns = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
-            values = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
-            logit += float(unit_weights(values, self.idf[columns]) @ self.coef[columns])
-        return _sigmoid(logit)
+        """The probability that `sentence` asks for something harmful (`window_probability` of its content
+        words); 0 for a sentence of fewer than `MIN_CONTENT_WORDS` content words (too short to ask for anything:
+        "The cause is real.")."""
+        return self.window_probability(content_words(sentence))
 
     def window_probability(self, words: Sequence[str]) -> float:
         """The probability that the content `words` (stemmed, as `content_words` gives them) ask for something
-        harmful: `sentence_probability`'s, computed on plain floats (a window is a handful of words); 0 for
-        fewer than `MIN_CONTENT_WORDS` words."""
+        harmful: sublinear tf·idf of the words in the vocabulary, of unit length (`encoding.unit_weights`, on
+        plain floats: a window is a handful of words), read by the linear model; 0 for fewer than
+        `MIN_CONTENT_WORDS` words."""
         terms = self._terms
         return self._terms_probability([terms.get(word) for word in words])
 
