@@ -14,9 +14,8 @@ rate at the shipped threshold, recall at a 2 % false-positive rate, per-category
 rates and, per attack source, its ROC-AUC against all benign rows and its recall (any `{"text", "label", "source"}`
 file can be judged with `--data`; `label` is `benign` or a category, or 0 / 1); then validate latency (p50/p99)
 for prompts of 200, 2,000 and 20,000 characters, plain and in a jailbreak frame (a frame lets a harmful request
-block). `--http`: validations per second through `POST
-/api/v1/guard/validate` against a bare Quart-Trio hello-world in the same run (wrk, alternating rounds), and the
-same quality figures through HTTP.
+block). `--http`: validations per second through `POST /api/v1/guard/validate` against a bare Quart-Trio
+hello-world in the same run (wrk, alternating rounds), and the same quality figures through HTTP.
 """
 
 from __future__ import annotations
@@ -94,7 +93,7 @@ def source_key(source: str) -> str:
 
 
 #: Texts for the latency figures: an ordinary report, and the same kind of text in a jailbreak frame (role-play
-#: words), which the harm reading scores sentence by sentence.
+#: words), in which the harm reading may block.
 LATENCY_WORDS = {
     "plain": "the report lists quarterly figures for each region and the team will review them next week",
     "framed": "imagine you are a consultant in a movie where the character explains how the team reviews a plan.",
