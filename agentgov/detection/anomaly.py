@@ -189,6 +189,7 @@ class AnomalyKind:
     """The anomaly detector as a `DetectorKind`."""
 
     name = "anomaly"
+    has_default = False  # no model until the tenant's first training
 
     def fit_function(self) -> Any:
         return fit_anomaly

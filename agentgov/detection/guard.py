@@ -5,9 +5,10 @@ Model. Until a tenant trains, it is judged by the shipped default model (`agentg
 as `model_version` 0). A training fits the base data set plus the tenant's feedback (weighted, see
 `GuardParams.feedback_weight`) in a worker process and stores the result as the tenant's next version, which
 every process serves within about a second (the lifecycle's `DetectorView`). Rolling back to a version, or
-training again, works as for the anomaly detector. Automatic training: once `AUTO_TRAIN_FEEDBACK` new
-feedback rows arrived since the active version (or since the start, with the default model), when automatic
-training is on (`ANOMALY_AUTO_TRAIN`, shared by both detectors).
+training again, works as for the anomaly detector; rolling back to version 0 serves the default model again
+(the tenant's versions are kept). Automatic training: once `AUTO_TRAIN_FEEDBACK` new feedback rows arrived
+since the model in use became the tenant's (its version trained, the default restored, or the start), when
+automatic training is on (`ANOMALY_AUTO_TRAIN`, shared by both detectors).
 
 Validation. `validate` judges the text with the tenant's active model (`GuardModel.assess`: in the event loop
 for texts up to `IN_LOOP_CHARS`, a few milliseconds; longer ones in a worker thread), counts it in this
@@ -31,7 +32,14 @@ import trio
 from agentgov.actors.audit import AppendEntry, audit
 from agentgov.actors.runtime import ActorRef, InvalidMessage
 from agentgov.detection.guard_flush import guard_counters
-from agentgov.detection.lifecycle import DetectorView, FitResult, TrainingData, detector, detector_view
+from agentgov.detection.lifecycle import (
+    DEFAULT_VERSION,
+    DetectorView,
+    FitResult,
+    TrainingData,
+    detector,
+    detector_view,
+)
 from agentgov.ml.guard.assessment import Assessment
 from agentgov.ml.guard.base import base_examples, default_document, default_model, default_model_if_loaded
 from agentgov.ml.guard.fit import BENIGN, Example, GuardParams, fit
@@ -45,7 +53,7 @@ if TYPE_CHECKING:
 MAX_PROMPT_CHARS = 50_000
 IN_LOOP_CHARS = 4_000
 AUTO_TRAIN_FEEDBACK = 25
-DEFAULT_MODEL_VERSION = 0
+DEFAULT_MODEL_VERSION = DEFAULT_VERSION  # 0: the shipped model
 FEEDBACK_GROUP = "tenant feedback"
 NO_AGENT = "-"  # the audit entry's agent when the validation named none
 
@@ -68,6 +76,7 @@ class GuardKind:
     """The prompt guard as a `DetectorKind`."""
 
     name = "guard"
+    has_default = True  # the shipped model: version 0
 
     def fit_function(self) -> Any:
         return fit_guard
@@ -97,10 +106,16 @@ class GuardKind:
         return model if threshold is None else model.with_threshold(threshold)
 
     async def should_auto_train(self, services: Services, tenant_id: str, state: DetectorState) -> bool:
-        view = services.actors.view(f"detector:guard:{tenant_id}", DetectorView)
-        since = None if view is None else view.trained_at
-        if state.active_version is not None and since is None:
-            return False
+        """Whether `AUTO_TRAIN_FEEDBACK` feedback rows arrived since the model in use became the tenant's: since
+        its version was trained, or since the default model was restored (a rollback to version 0 is not undone
+        by the feedback that came before it), or since the start."""
+        if state.active_version is None:
+            since = state.updated_at
+        else:
+            view = services.actors.view(f"detector:guard:{tenant_id}", DetectorView)
+            if view is None or view.version != state.active_version or view.trained_at is None:
+                return False  # the version is not loaded yet: decided on the next check
+            since = view.trained_at
         return await GuardRepo(services.db).count_feedback(tenant_id, since=since) >= AUTO_TRAIN_FEEDBACK
 
 
@@ -119,6 +134,7 @@ class ActiveGuard:
     version: int
     source: str  # "tenant" or "default"
     trained_at: str | None
+    since: str | None  # when it became the tenant's (trained, or the default restored; None: always the default)
 
 
 async def shipped_model() -> GuardModel:
@@ -131,8 +147,8 @@ async def shipped_model() -> GuardModel:
 async def active_guard(services: Services, tenant_id: str) -> ActiveGuard:
     view = await detector_view(services, tenant_id, GUARD)
     if view.model is not None and view.version is not None:
-        return ActiveGuard(view.model, view.version, "tenant", view.trained_at)
-    return ActiveGuard(await shipped_model(), DEFAULT_MODEL_VERSION, "default", None)
+        return ActiveGuard(view.model, view.version, "tenant", view.trained_at, view.trained_at)
+    return ActiveGuard(await shipped_model(), DEFAULT_MODEL_VERSION, "default", None, view.since)
 
 
 def default_model_label() -> str:

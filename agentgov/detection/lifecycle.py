@@ -13,8 +13,9 @@ The `DetectorActor` (`detector:<kind>:<tenant_id>`) owns a tenant's detector of 
 * `CancelTraining` cancels that scope: the worker process is killed, the task ends `cancelled`, nothing is
   stored and the active version stays. With nothing running it raises `NothingToCancel`. Stopping the actor
   (shutdown) cancels a running training the same way.
-* `Rollback` activates any stored version (`VersionNotFound` otherwise); `SetThreshold` overrides the
-  version's threshold for this tenant;
+* `Rollback` activates any stored version (`VersionNotFound` otherwise); `Rollback(DEFAULT_VERSION)` makes
+  no stored version active, so a kind with a default model (`has_default`) serves it again (for a kind
+  without one: `VersionNotFound`); `SetThreshold` overrides the version's threshold for this tenant;
 * **automatic training**: when the kind's `auto_train` says so (enough history and no model, or the model is
   older than the retraining interval), checked every `auto_check_seconds`.
 
@@ -95,6 +96,8 @@ class DetectorKind(Protocol):
     """What a detector plugs into the lifecycle."""
 
     name: str
+    #: Whether the kind serves a default model while no stored version is active (`Rollback(DEFAULT_VERSION)`).
+    has_default: bool
 
     def fit_function(self) -> Callable[[Any, dict[str, Any]], FitResult]:
         """A top-level (picklable) function run in a worker process: (payload, params) -> FitResult.
@@ -120,13 +123,16 @@ class DetectorKind(Protocol):
 
 @dataclasses.dataclass(frozen=True)
 class DetectorView:
-    """The active model as published by the actor: `model` is the kind's runtime model (None before any)."""
+    """The active model as published by the actor: `model` is the kind's runtime model (None before any).
+    `since` is when the model in use became the tenant's: the version's training time, or with no version the
+    time the default was restored (None: the tenant never had another)."""
 
     version: int | None
     model: Any
     threshold: float | None
     trained_at: str | None
     generation: int
+    since: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,9 +147,13 @@ class CancelTraining(Request[TrainingTask]):
     pass
 
 
+#: The version number that names a kind's default model: no stored version active.
+DEFAULT_VERSION = 0
+
+
 @dataclasses.dataclass(frozen=True)
 class Rollback(Request[DetectorView]):
-    version: int
+    version: int  # a stored version, or DEFAULT_VERSION
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,6 +223,12 @@ class DetectorActor(Actor[DetectorMessage]):
                 return await self._start(requested_by, params, trigger)
             case CancelTraining():
                 return await self._cancel()
+            case Rollback(version) if version == DEFAULT_VERSION:
+                if not self.kind.has_default:
+                    raise VersionNotFound(f"the {self.kind.name} detector has no default model")
+                await self._load(await self.repo.activate_default(self.tenant_id))
+                log.info("detector default model restored", extra=self._fields())
+                return self._view
             case Rollback(version):
                 await self._load(await self.repo.activate(self.tenant_id, version))
                 log.info("detector version activated", extra=self._fields(version=version))
@@ -358,7 +374,7 @@ class DetectorActor(Actor[DetectorMessage]):
         """Serve the active version of `state` (unless it is the one served)."""
         view = self._view
         if state.active_version is None:
-            view = DetectorView(None, None, None, None, state.generation)
+            view = DetectorView(None, None, None, None, state.generation, since=state.updated_at)
         elif state.active_version != view.version or state.threshold != view.threshold:
             stored = await self.repo.get_version(self.tenant_id, state.active_version)
             if stored is None:
@@ -370,7 +386,8 @@ class DetectorActor(Actor[DetectorMessage]):
                 except ValueError as exc:
                     log.error("stored detector version unreadable", extra=self._fields(error=str(exc)))
                     model = None
-                view = DetectorView(stored.version, model, state.threshold, stored.created_at, state.generation)
+                created = stored.created_at
+                view = DetectorView(stored.version, model, state.threshold, created, state.generation, since=created)
         else:
             view = dataclasses.replace(view, generation=state.generation)
         self._view = view
@@ -405,6 +422,7 @@ def model_age_hours(view: DetectorView) -> float:
 
 
 __all__ = [
+    "DEFAULT_VERSION",
     "CancelTraining",
     "DetectorActor",
     "DetectorKind",

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from quart import request
 
 from agentgov.detection.lifecycle import (
+    DEFAULT_VERSION,
     CancelTraining,
     DetectorKind,
     NothingToCancel,
@@ -118,7 +119,7 @@ async def cancel_training(kind: DetectorKind, what: str) -> dict[str, Any]:
 
 
 async def rollback(kind: DetectorKind, raw_version: str, what: str) -> dict[str, Any]:
-    """Activate a stored version; 404 when it is not stored, 422 for a malformed number."""
+    """Activate a stored version and answer its body; 404 when it is not stored, 422 for a malformed number."""
     number = version_number(raw_version)
     tid = tenant_id()
     await ask_actor(
@@ -131,6 +132,12 @@ async def rollback(kind: DetectorKind, raw_version: str, what: str) -> dict[str,
     if stored is None:  # removed between the two reads
         raise ApiError(404, f"Model version {number} not found")
     return stored.to_public(active=True)
+
+
+async def restore_default(kind: DetectorKind, what: str) -> None:
+    """Serve the kind's default model again (no stored version active; the versions are kept). Only for a
+    kind with a default model (`DetectorKind.has_default`)."""
+    await ask_actor(detector(services(), tenant_id(), kind), Rollback(DEFAULT_VERSION), what=what)
 
 
 async def list_versions(kind: DetectorKind, query: VersionQuery) -> dict[str, Any]:
@@ -155,11 +162,15 @@ async def latest_task(kind: DetectorKind) -> dict[str, Any]:
     return task_body(task)
 
 
-def version_number(raw: str) -> int:
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_VERSION:
+def version_number(raw: str, *, allow_default: bool = False) -> int:
+    """The version a path names: a positive integer, or 0 (the default model) where `allow_default`.
+    Raises `ApiError` 422 otherwise."""
+    lowest = DEFAULT_VERSION if allow_default else 1
+    if not raw.isdigit() or not lowest <= int(raw) <= MAX_VERSION:
+        expected = "0 (the default model) or a positive integer" if allow_default else "a positive integer"
         raise ApiError(
             422,
-            "Invalid path parameter: version must be a positive integer",
-            errors=[{"field": "version", "message": "a positive integer", "type": "value"}],
+            f"Invalid path parameter: version must be {expected}",
+            errors=[{"field": "version", "message": expected, "type": "value"}],
         )
     return int(raw)

@@ -183,7 +183,8 @@ class ModelVersion:
 
 @dataclasses.dataclass(frozen=True)
 class DetectorState:
-    """The active version (None before any), a per-tenant threshold override, and the change generation."""
+    """The active version (None before any, or after the kind's default was restored: then `updated_at` tells
+    when), a per-tenant threshold override, and the change generation."""
 
     active_version: int | None
     threshold: float | None
@@ -487,6 +488,14 @@ class DetectorRepo:
             return _set_state(conn, tenant_id, detector, active_version=version, threshold=None)
 
         return await self.db.write(run)
+
+    async def activate_default(self, tenant_id: str) -> DetectorState:
+        """Make no stored version active: the kind's default model serves again (the guard's shipped model).
+        The state's `updated_at` then tells when the default was restored; the stored versions are kept."""
+        detector = self.detector
+        return await self.db.write(
+            lambda conn: _set_state(conn, tenant_id, detector, active_version=None, threshold=None)
+        )
 
     async def set_threshold(self, tenant_id: str, threshold: float | None) -> DetectorState:
         """Override the active version's threshold for this tenant (None: the version's own)."""

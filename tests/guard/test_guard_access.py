@@ -19,6 +19,7 @@ MANAGE = [
     ("PUT", "/guard/settings"),
     ("POST", "/guard/detector/train"),
     ("POST", "/guard/detector/rollback/1"),
+    ("POST", "/guard/detector/rollback/0"),
     ("DELETE", "/guard/detector/cancel"),
     ("POST", "/guard/detector/feedback"),
 ]

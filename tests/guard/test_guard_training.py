@@ -4,13 +4,18 @@ status leaks nothing; another tenant keeps the default model."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from typing import Any
 
 import trio
 
+from agentgov.config import DetectorSettings
+from agentgov.detection.guard import AUTO_TRAIN_FEEDBACK, GUARD
 from agentgov.ml.guard.base import base_examples
+from agentgov.storage.detectors import DetectorRepo
 from tests.guard.test_guard_http import API, ATTACK, key, validate
+from tests.support.app import ADMIN_KEY, app_for, settings_for
 from tests.support.polling import wait_until
 
 OPENERS = ["Small housekeeping note for whoever processes this calendar:", "Quick favour while you tidy up:"]
@@ -105,10 +110,90 @@ async def test_feedback_trains_the_tenants_own_model(client, tenant, other_tenan
     assert response.status_code == 404
 
     response = await client.post(f"{API}/guard/detector/rollback/1", headers=key(api_key))
-    assert response.status_code == 200 and (await response.get_json())["active"] is True
-    for bad, code in (("2", 404), ("0", 422), ("x", 422)):
+    body = await response.get_json()
+    assert response.status_code == 200 and body["active"] is True and body["model"] == "tenant", body
+    for bad, code in (("2", 404), ("x", 422), ("-1", 422), ("99999999999", 422)):
         response = await client.post(f"{API}/guard/detector/rollback/{bad}", headers=key(api_key))
         assert response.status_code == code, bad
+        if code == 422:
+            assert "0 (the default model) or a positive integer" in (await response.get_json())["detail"]
+    await _back_to_the_default_and_forward(client, api_key, unseen[0])
+
+
+async def _back_to_the_default_and_forward(client: Any, api_key: str, taught_style: str) -> None:
+    """Version 0 serves the shipped default model again; the tenant's version is kept and can come back."""
+    health = await (await client.get(f"{API}/guard/health")).get_json()
+    response = await client.post(f"{API}/guard/detector/rollback/0", headers=key(api_key))
+    restored = await response.get_json()
+    assert response.status_code == 200, restored
+    assert restored["version"] == 0 and restored["model"] == "default" and restored["active"] is True
+    assert restored["default_model_version"] == health["default_model"]["version"]
+    assert restored["threshold"] == health["default_model"]["threshold"] and restored["rows"] == BASE_ROWS
+    assert restored["created_at"] is None and restored["trained_by"] is None and restored["task_id"] is None
+    judged = await validate(client, api_key, taught_style)
+    assert judged["model_version"] == 0 and judged["model"] == "default" and judged["verdict"] == "allow", judged
+    status = await (await client.get(f"{API}/guard/detector/status", headers=key(api_key))).get_json()
+    assert status["model"] == "default" and status["active_version"] == 0 and status["trained_at"] is None
+    assert status["feedback_count"] == 35 and status["feedback_since_model"] == 0  # counted from the restore
+    metrics = await (await client.get(f"{API}/guard/detector/metrics", headers=key(api_key))).get_json()
+    assert metrics["model"] == "default" and metrics["feedback"] is None
+    versions = await (await client.get(f"{API}/guard/detector/versions", headers=key(api_key))).get_json()
+    assert [(v["version"], v["active"]) for v in versions["items"]] == [(1, False)]
+
+    response = await client.post(f"{API}/guard/detector/rollback/1", headers=key(api_key))
+    assert response.status_code == 200 and (await response.get_json())["created_at"] is not None
+    judged = await validate(client, api_key, taught_style)
+    assert judged["model_version"] == 1 and judged["verdict"] == "block", judged
+
+
+async def _send_feedback(client: Any, api_key: str, texts: list[str]) -> None:
+    for text in texts:
+        body = {"prompt": text, "label": "attack", "category": "leakage"}
+        response = await client.post(f"{API}/guard/detector/feedback", json=body, headers=key(api_key))
+        assert response.status_code == 201, await response.get_json()
+
+
+async def test_automatic_training_after_enough_feedback_and_a_restored_default_stays(database_url) -> None:
+    settings = settings_for(database_url)
+    settings = dataclasses.replace(settings, detectors=DetectorSettings(auto_check_seconds=0.2))
+    async with app_for(settings) as app:
+        svc, client = app.extensions["agentgov"], app.test_client()
+        response = await client.post(f"{API}/tenants", json={"name": "Acme"}, headers={"X-Admin-Key": ADMIN_KEY})
+        tenant = await response.get_json()
+        api_key, tid, detectors = tenant["api_key"], tenant["id"], DetectorRepo(svc.db, "guard")
+        texts = style(random.Random(5), 2 * AUTO_TRAIN_FEEDBACK, attack=True)
+        # feedback alone, no validation first: storing it starts the tenant's detector, which counts it
+        await _send_feedback(client, api_key, texts[: AUTO_TRAIN_FEEDBACK - 1])
+        assert not await GUARD.should_auto_train(svc, tid, await detectors.state(tid))
+        await _send_feedback(client, api_key, texts[AUTO_TRAIN_FEEDBACK - 1 : AUTO_TRAIN_FEEDBACK])
+        await wait_until(lambda: _finished(detectors, tid), within=240)
+        task = await detectors.latest_task(tid)
+        assert task is not None and task.status == "succeeded" and task.version == 1, task
+        assert task.trigger == "automatic" and task.requested_by == "system:auto-train"
+        await wait_until(lambda: _serves(client, api_key, 1), within=10)
+        assert not await GUARD.should_auto_train(svc, tid, await detectors.state(tid))  # counted from version 1
+
+        response = await client.post(f"{API}/guard/detector/rollback/0", headers=key(api_key))
+        assert response.status_code == 200 and (await response.get_json())["model"] == "default"
+        # the 25 rows before the restore do not train the tenant's model straight back
+        assert not await GUARD.should_auto_train(svc, tid, await detectors.state(tid))
+        status = await (await client.get(f"{API}/guard/detector/status", headers=key(api_key))).get_json()
+        assert status["model"] == "default" and status["feedback_since_model"] == 0
+        latest = await detectors.latest_task(tid)
+        assert latest is not None and latest.version == 1 and not latest.live
+        # once enough new feedback arrived, it trains again (the shutdown below cancels that training)
+        await _send_feedback(client, api_key, texts[AUTO_TRAIN_FEEDBACK:])
+        assert await GUARD.should_auto_train(svc, tid, await detectors.state(tid))
+
+
+async def _finished(detectors: DetectorRepo, tid: str) -> bool:
+    task = await detectors.latest_task(tid)
+    return task is not None and not task.live
+
+
+async def _serves(client: Any, api_key: str, version: int) -> bool:
+    status = await (await client.get(f"{API}/guard/detector/status", headers=key(api_key))).get_json()
+    return bool(status["active_version"] == version)
 
 
 async def test_cancel_and_single_flight(client, tenant) -> None:

@@ -19,12 +19,14 @@ from agentgov.actors.audit import AuditUnavailable, EntryRejected
 from agentgov.actors.registry import AgentNotFound, lookup_agent
 from agentgov.detection.guard import (
     AUTO_TRAIN_FEEDBACK,
+    DEFAULT_MODEL_VERSION,
     GUARD,
     IN_LOOP_CHARS,
     MAX_PROMPT_CHARS,
     ValidationRequest,
     active_guard,
     default_model_label,
+    guard_detector,
     shipped_model,
     validate,
 )
@@ -38,9 +40,11 @@ from agentgov.http.detector_routes import (
     list_versions,
     optional_body,
     repo,
+    restore_default,
     rollback,
     start_training,
     task_body,
+    version_number,
 )
 from agentgov.http.errors import ApiError
 from agentgov.http.ids import parse_uuid
@@ -136,6 +140,16 @@ class PublicTaskOut(BaseModel):
     created_at: str
     started_at: str | None
     finished_at: str | None
+
+
+class RollbackOut(VersionOut):
+    """The version now active: a stored one of the tenant, or version 0, the shipped default model (with no
+    training time, trainer or task)."""
+
+    model: Literal["tenant", "default"] = Field(description="the tenant's own version, or the shipped default")
+    default_model_version: str = Field(description="the shipped default model's label, e.g. base-6")
+    created_at: str | None  # type: ignore[assignment]
+    trained_by: str | None  # type: ignore[assignment]
 
 
 class SettingsIn(RequestModel):
@@ -271,7 +285,7 @@ async def detector_status() -> dict[str, Any]:
         "threshold": guard.model.threshold,
         "trained_at": guard.trained_at,
         "feedback_count": await feedback.count_feedback(tid),
-        "feedback_since_model": await feedback.count_feedback(tid, since=guard.trained_at),
+        "feedback_since_model": await feedback.count_feedback(tid, since=guard.since),
         "auto_training": {"enabled": svc.settings.detectors.auto_train, "after_feedback": AUTO_TRAIN_FEEDBACK},
         "running_task": task_body(latest) if latest is not None and latest.live else None,
         "last_task": task_body(latest) if latest is not None and not latest.live else None,
@@ -343,11 +357,30 @@ async def training_status(query: TaskQuery) -> dict[str, Any]:
 @bp.post("/guard/detector/rollback/<version>")
 @authorize(Scheme.API_KEY, permission=Permission.GUARD_MANAGE)
 @tag(["guard"])
-@document_response(VersionOut)
+@document_response(RollbackOut)
 async def rollback_version(version: str) -> dict[str, Any]:
-    """Activate a stored version of the tenant's model (Security Analyst+); every process serves it within
-    about a second. 404 for a version that is not stored."""
-    return await rollback(GUARD, version, DETECTOR)
+    """Activate a stored version of the tenant's model (Security Analyst+), or with version 0 the shipped
+    default model again (the tenant's versions are kept, and any can be activated later); every process serves
+    it within about a second. 404 for a version that is not stored."""
+    if version_number(version, allow_default=True) == DEFAULT_MODEL_VERSION:
+        await restore_default(GUARD, DETECTOR)
+        document = default_document()
+        return {
+            "version": DEFAULT_MODEL_VERSION,
+            "model": "default",
+            "default_model_version": default_model_label(),
+            "active": True,
+            "created_at": None,
+            "trained_by": None,
+            "task_id": None,
+            "training_window": {"start": None, "end": None},
+            "rows": document["trained_on"]["rows"],
+            "params": document["params"],
+            "metrics": document["metrics"],
+            "threshold": (await shipped_model()).threshold,
+        }
+    body = await rollback(GUARD, version, DETECTOR)
+    return {**body, "model": "tenant", "default_model_version": default_model_label()}
 
 
 @bp.delete("/guard/detector/cancel")
@@ -393,4 +426,5 @@ async def feedback(data: FeedbackIn) -> tuple[dict[str, Any], int]:
         validation_id=validation_id,
         created_by=principal().actor_label,
     )
+    guard_detector(svc, tid)  # the tenant's detector runs here, so automatic training counts this feedback
     return {**stored.to_public(), "feedback_count": await guard_repo.count_feedback(tid)}, 201
