@@ -98,16 +98,24 @@ def test_the_fast_path_equals_the_batch_path() -> None:
         assert one_attack == pytest.approx(attack[k], abs=1e-9) and one_share == pytest.approx(share[k], abs=1e-9)
 
 
-def test_formats_3_to_5_read_texts_without_links_and_older_formats_with_them() -> None:
+def test_formats_3_to_6_read_texts_without_links_and_older_formats_with_them() -> None:
     model = default_model()
     document = model.to_document()
-    assert document["format"] == "agentgov.guard/5" and model.drops_links and model.harm is not None
+    assert document["format"] == "agentgov.guard/6" and model.drops_links and model.harm is not None
+    assert model.style is not None and not model.style.symbols
+    format_5 = GuardModel.from_document({**document, "format": "agentgov.guard/5"})
+    assert format_5.drops_links and format_5.harm is not None and format_5.harm.window == model.harm.window
+    assert format_5.style is not None and format_5.style.symbols  # fitted reading symbols: read so
+    assert format_5.to_document()["format"] == "agentgov.guard/5"  # written back as it was fitted
     format_4 = GuardModel.from_document({**document, "format": "agentgov.guard/4"})
     assert format_4.drops_links and format_4.harm is not None and format_4.harm.window == 0
+    assert format_4.style is not None and format_4.style.symbols
     without_harm = {key: value for key, value in document.items() if key != "harm"}
     format_3 = GuardModel.from_document({**without_harm, "format": "agentgov.guard/3"})
-    assert format_3.drops_links and format_3.harm is None
+    assert format_3.drops_links and format_3.harm is None and format_3.style is not None and format_3.style.symbols
     assert format_3.to_document()["format"] == "agentgov.guard/3"  # written back as it was fitted
+    format_6 = GuardModel.from_document(without_harm)  # format 6 holds a harm reading or none
+    assert format_6.harm is None and format_6.to_document()["format"] == "agentgov.guard/6"
     # a harm document beside an older format is not read: that model was fitted without it
     assert GuardModel.from_document({**document, "format": "agentgov.guard/3"}).harm is None
     older = GuardModel.from_document({**document, "format": "agentgov.guard/2"})
@@ -119,7 +127,9 @@ def test_formats_3_to_5_read_texts_without_links_and_older_formats_with_them() -
     assert model.judge(linked, [])[0] == pytest.approx(model.judge(plain, [])[0], abs=1e-12)
     assert older.judge(linked, [])[0] != pytest.approx(older.judge(plain, [])[0], abs=1e-6)
     for reader in (model, older):  # the batch path reads as the model does
-        attack, _ = reader.probabilities(count_features([linked], [[]], drop_links=reader.drops_links))
+        symbols = reader.style is not None and reader.style.symbols  # format 2 reads symbols, as it was fitted
+        counts = count_features([linked], [[]], drop_links=reader.drops_links, style_symbols=symbols)
+        attack, _ = reader.probabilities(counts)
         assert attack[0] == pytest.approx(reader.judge(linked, [])[0], abs=1e-9)
 
 

@@ -7,10 +7,12 @@ rule that matched. Two linear models read them: `attack` (the probability that t
 kind) and `category` (which kind, given an attack: injection, jailbreak, leakage). A model of format 2 also
 holds a `StyleModel` (`style.py`: the text with its content words masked), whose log-odds are mixed into the
 attack's by the style model's `weight`; a model of format 1 (stored before) is read without one. A model of
-format 3 to 5 reads each text without its links (`normalise.without_links`: a link's text kept, web addresses
-removed), as it was fitted; formats 1 and 2 read them, as they were fitted. A model of format 4 or 5 also holds
-a `HarmModel` (`harm.py`: a harmful request, blocking inside a jailbreak frame), the third reading: format 5
-reads windows of words and ranks a harmful request without a frame too, format 4 reads sentences of framed text.
+format 3 to 6 reads each text without its links (`normalise.without_links`: a link's text kept, web addresses
+removed), as it was fitted; formats 1 and 2 read them, as they were fitted. A model of format 4 to 6 also holds
+a `HarmModel` (`harm.py`: a harmful request, blocking inside a jailbreak frame), the third reading: formats 5
+and 6 read windows of words and rank a harmful request without a frame too, format 4 reads sentences of framed
+text. The style reading of format 6 reads words and a sentence's punctuation; that of formats 1 to 5 also reads
+brackets, operators and markup (`StyleModel.symbols`), as it was fitted.
 
 `GuardModel.assess(text)` normalises the text (`normalise`), splits a long one into overlapping chunks of
 `CHUNK_CHARS` (a document is read whole, never truncated), and answers the highest chunk's figures: `score` is
@@ -51,13 +53,21 @@ from agentgov.ml.guard.normalise import normalise, without_links
 from agentgov.ml.guard.rules import CATEGORIES, QUOTED_FACTOR, RULES, RuleHit, Scan, match_rules, scan
 from agentgov.ml.guard.style import StyleModel, tokens
 
-FORMAT = "agentgov.guard/5"
+FORMAT = "agentgov.guard/6"  # its style reading reads no symbols; a harm reading (if any) reads windows
 _FORMAT_WITHOUT_HARM = "agentgov.guard/3"  # reads texts without links, has a style reading, no harm reading
 _FORMAT_FRAMED_HARM = "agentgov.guard/4"  # its harm reading reads sentences, and framed texts only
+_FORMAT_WINDOWED_HARM = "agentgov.guard/5"  # its harm reading reads windows; its style reading reads symbols
 #: Formats this version reads: 1 has no style model (its attack probability is the character and word model's);
 #: 1 and 2 were fitted on texts with their links; 1 to 3 have no harm reading; 4's reads sentences of framed text.
-READABLE_FORMATS = ("agentgov.guard/1", "agentgov.guard/2", _FORMAT_WITHOUT_HARM, _FORMAT_FRAMED_HARM, FORMAT)
-_DROPS_LINKS = (_FORMAT_WITHOUT_HARM, _FORMAT_FRAMED_HARM, FORMAT)
+READABLE_FORMATS = (
+    "agentgov.guard/1",
+    "agentgov.guard/2",
+    _FORMAT_WITHOUT_HARM,
+    _FORMAT_FRAMED_HARM,
+    _FORMAT_WINDOWED_HARM,
+    FORMAT,
+)
+_DROPS_LINKS = (_FORMAT_WITHOUT_HARM, _FORMAT_FRAMED_HARM, _FORMAT_WINDOWED_HARM, FORMAT)
 #: The format a model that reads links is written in (so it is read back as it was fitted): by whether it has a
 #: style model.
 _FORMAT_WITH_LINKS = {False: "agentgov.guard/1", True: "agentgov.guard/2"}
@@ -166,11 +176,16 @@ class Counts:
 
 
 def count_features(
-    texts: Sequence[str], hits: Sequence[Sequence[RuleHit]] | None = None, *, drop_links: bool = True
+    texts: Sequence[str],
+    hits: Sequence[Sequence[RuleHit]] | None = None,
+    *,
+    drop_links: bool = True,
+    style_symbols: bool = False,
 ) -> Counts:
     """Hashed n-gram counts and rule indicators of normalised texts (`hits`: their rule hits, if known). The
     rules read each text whole; the n-grams and tokens are of `without_links(text)` unless `drop_links` is
-    false (the view of models of formats 1 and 2)."""
+    false (the view of models of formats 1 and 2); the tokens read symbols with `style_symbols` (formats 1 to
+    5, `StyleModel.symbols`)."""
     if hits is None:
         hits = [match_rules(text) for text in texts]
     if drop_links:
@@ -180,7 +195,10 @@ def count_features(
         for hit in found:
             rules[row, RULE_NAMES.index(hit.rule)] = rule_value(hit)
     return Counts(
-        _CHAR.transform(texts).tocsr(), _WORD.transform(texts).tocsr(), rules, tuple(tokens(text) for text in texts)
+        _CHAR.transform(texts).tocsr(),
+        _WORD.transform(texts).tocsr(),
+        rules,
+        tuple(tokens(text, symbols=style_symbols) for text in texts),
     )
 
 
@@ -259,7 +277,7 @@ class GuardModel:
         logits = self._content_logits(text, hits)
         attack_logit = float(logits[0])
         if self.style is not None:
-            attack_logit = self.style.mix(attack_logit, self.style.logit(tokens(text)))
+            attack_logit = self.style.mix(attack_logit, self.style.logit(self.style.tokenise(text)))
         category = np.exp(logits[1:] - logits[1:].max())
         return _probability(attack_logit), category / category.sum()
 
@@ -271,7 +289,7 @@ class GuardModel:
             return ()
         text = self.view(text)
         content = _probability(float(self._content_logits(text, hits)[0]))
-        return (("wording", content), ("style", _probability(self.style.logit(tokens(text)))))
+        return (("wording", content), ("style", _probability(self.style.logit(self.style.tokenise(text)))))
 
     def _content_logits(self, text: str, hits: Sequence[RuleHit]) -> np.ndarray:
         """The character and word model's log-odds: attack, then one per category."""
@@ -415,13 +433,17 @@ class GuardModel:
         return document
 
     def _format(self) -> str:
-        """The format this model is read back in as fitted: by whether it reads links, has a style model and
-        a harm reading."""
+        """The format this model is read back in as fitted: by whether it reads links, how its style model
+        reads, and its harm reading."""
         if not self.drops_links:
             return _FORMAT_WITH_LINKS[self.style is not None]
+        symbols = self.style is not None and self.style.symbols
+        framed = self.harm is not None and not self.harm.window
+        if not symbols and not framed:
+            return FORMAT
         if self.harm is None:
             return _FORMAT_WITHOUT_HARM
-        return FORMAT if self.harm.window else _FORMAT_FRAMED_HARM
+        return _FORMAT_WINDOWED_HARM if self.harm.window else _FORMAT_FRAMED_HARM
 
     @classmethod
     def from_document(cls, document: dict[str, Any]) -> GuardModel:
@@ -447,16 +469,26 @@ class GuardModel:
                 category_coef=category,
                 category_intercept=np.asarray(document["category_intercept"], dtype=np.float64),
                 threshold=float(document["threshold"]),
-                style=StyleModel.from_document(document["style"]) if "style" in document else None,
-                drops_links=document["format"] in _DROPS_LINKS,
-                harm=(
-                    HarmModel.from_document(document["harm"], windowed=document["format"] == FORMAT)
-                    if document["format"] in (_FORMAT_FRAMED_HARM, FORMAT)
+                style=(
+                    StyleModel.from_document(document["style"], symbols=document["format"] != FORMAT)
+                    if "style" in document
                     else None
                 ),
+                drops_links=document["format"] in _DROPS_LINKS,
+                harm=_harm_of(document),
             )
         except (KeyError, TypeError, AttributeError, OverflowError, zlib.error, binascii.Error) as exc:
             raise ValueError(f"unreadable guard model: {exc!r}") from None
+
+
+def _harm_of(document: dict[str, Any]) -> HarmModel | None:
+    """The harm reading of a model document: required by formats 4 and 5, optional in format 6."""
+    found = document["format"]
+    if found in (_FORMAT_FRAMED_HARM, _FORMAT_WINDOWED_HARM):
+        return HarmModel.from_document(document["harm"], windowed=found == _FORMAT_WINDOWED_HARM)
+    if found == FORMAT and "harm" in document:
+        return HarmModel.from_document(document["harm"], windowed=True)
+    return None
 
 
 def _probability(logit: float) -> float:

@@ -10,6 +10,12 @@ and "password" are not among them (as in the shipped model); a linear model read
 (hashed, sublinear tf·idf, unit length). Masking content is a known way to make a text classifier carry
 across topics and sources.
 
+Its tokens are words and a sentence's punctuation; brackets, operators and markup are not read (since format
+6). The base data's code and markup are nearly all in attacks (template, SQL and script injections, markdown
+exfiltration), so a reading of symbols learnt "code is an attack" and flagged a fifth of ordinary code files
+and documentation that agents read; how a text is *written* is in its words. Models fitted before read
+symbols too and still do (`StyleModel.symbols`).
+
 An n-gram is hashed from the numbers of its tokens (a kept token's place in the sorted vocabulary, counting
 from 1; 0 for the mask), not from its text: `gram_columns` is a few array operations for a whole text.
 
@@ -50,15 +56,17 @@ ArrayOrFloat = TypeVar("ArrayOrFloat", float, np.ndarray)
 
 MASKED = 0
 NGRAMS = 3
-_TOKEN = re.compile(r"\w+|[^\w\s]")
+_TOKEN = re.compile(r"\w+|[.,?!:;'\"]")
+_TOKEN_WITH_SYMBOLS = re.compile(r"\w+|[^\w\s]")  # models of formats 1 to 5 (`StyleModel.symbols`)
 _SPREAD = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio, odd: Fibonacci hashing
 _SHIFT = np.uint64(64 - int(np.log2(BUCKETS)))
 
 
-def tokens(text: str) -> tuple[str, ...]:
-    """The lower-cased tokens of a (normalised) text: runs of word characters, and each other visible
-    character on its own."""
-    return tuple(_TOKEN.findall(text.lower()))
+def tokens(text: str, *, symbols: bool = False) -> tuple[str, ...]:
+    """The lower-cased tokens of a (normalised) text: runs of word characters, and each mark of a sentence's
+    punctuation (. , ? ! : ; ' ") on its own; with `symbols`, each other visible character too (brackets,
+    operators, markup), as models of formats 1 to 5 read them."""
+    return tuple((_TOKEN_WITH_SYMBOLS if symbols else _TOKEN).findall(text.lower()))
 
 
 def vocabulary(texts: Sequence[Sequence[str]], size: int) -> tuple[str, ...]:
@@ -94,6 +102,11 @@ class StyleModel:
     coef: np.ndarray  # (BUCKETS,)
     intercept: float
     weight: float  # this reading's share of the mixed log-odds
+    symbols: bool = False  # reads brackets, operators and markup as tokens too (fitted before format 6)
+
+    def tokenise(self, text: str) -> tuple[str, ...]:
+        """A normalised text's tokens as this model was fitted to read them (`tokens`)."""
+        return tokens(text, symbols=self.symbols)
 
     @functools.cached_property
     def numbers(self) -> dict[str, int]:
@@ -140,8 +153,9 @@ class StyleModel:
         }
 
     @classmethod
-    def from_document(cls, document: dict[str, Any]) -> StyleModel:
-        """Raises `ValueError` (or `KeyError`, `TypeError`, `zlib.error`, `binascii.Error`, which
+    def from_document(cls, document: dict[str, Any], *, symbols: bool = False) -> StyleModel:
+        """The style model of a document (`symbols`: it was fitted reading symbols, before format 6).
+        Raises `ValueError` (or `KeyError`, `TypeError`, `zlib.error`, `binascii.Error`, which
         `GuardModel.from_document` turns into `ValueError`) for a document it cannot read."""
         if document["ngrams"] != NGRAMS:
             raise ValueError(f"a style model of 1-{NGRAMS}-grams expected")
@@ -154,6 +168,7 @@ class StyleModel:
             coef=unpack_array(document["coef"], BUCKETS),
             intercept=float(document["intercept"]),
             weight=weight,
+            symbols=symbols,
         )
 
 
