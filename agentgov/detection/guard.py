@@ -7,8 +7,8 @@ as `model_version` 0). A training fits the base data set plus the tenant's feedb
 every process serves within about a second (the lifecycle's `DetectorView`). Rolling back to a version, or
 training again, works as for the anomaly detector; rolling back to version 0 serves the default model again
 (the tenant's versions are kept). Automatic training: once `AUTO_TRAIN_FEEDBACK` new feedback rows arrived
-since the model in use became the tenant's (its version trained, the default restored, or the start), when
-automatic training is on (`ANOMALY_AUTO_TRAIN`, shared by both detectors).
+since the model in use became the tenant's (its version trained or rolled back to, the default restored, or the
+start), when automatic training is on (`ANOMALY_AUTO_TRAIN`, shared by both detectors).
 
 Validation. `validate` judges the text with the tenant's active model (`GuardModel.assess`: in the event loop
 for texts up to `IN_LOOP_CHARS`, a few milliseconds; longer ones in a worker thread), counts it in this
@@ -34,7 +34,6 @@ from agentgov.actors.runtime import ActorRef, InvalidMessage
 from agentgov.detection.guard_flush import guard_counters
 from agentgov.detection.lifecycle import (
     DEFAULT_VERSION,
-    DetectorView,
     FitResult,
     TrainingData,
     detector,
@@ -106,17 +105,11 @@ class GuardKind:
         return model if threshold is None else model.with_threshold(threshold)
 
     async def should_auto_train(self, services: Services, tenant_id: str, state: DetectorState) -> bool:
-        """Whether `AUTO_TRAIN_FEEDBACK` feedback rows arrived since the model in use became the tenant's: since
-        its version was trained, or since the default model was restored (a rollback to version 0 is not undone
-        by the feedback that came before it), or since the start."""
-        if state.active_version is None:
-            since = state.updated_at
-        else:
-            view = services.actors.view(f"detector:guard:{tenant_id}", DetectorView)
-            if view is None or view.version != state.active_version or view.trained_at is None:
-                return False  # the version is not loaded yet: decided on the next check
-            since = view.trained_at
-        return await GuardRepo(services.db).count_feedback(tenant_id, since=since) >= AUTO_TRAIN_FEEDBACK
+        """Whether `AUTO_TRAIN_FEEDBACK` feedback rows arrived since the model in use became the tenant's
+        (`state.updated_at`: its version trained or rolled back to, or the default restored; else since the
+        start): an operator's rollback is not undone by the feedback that came before it."""
+        count = await GuardRepo(services.db).count_feedback(tenant_id, since=state.updated_at)
+        return count >= AUTO_TRAIN_FEEDBACK
 
 
 GUARD = GuardKind()
@@ -147,7 +140,7 @@ async def shipped_model() -> GuardModel:
 async def active_guard(services: Services, tenant_id: str) -> ActiveGuard:
     view = await detector_view(services, tenant_id, GUARD)
     if view.model is not None and view.version is not None:
-        return ActiveGuard(view.model, view.version, "tenant", view.trained_at, view.trained_at)
+        return ActiveGuard(view.model, view.version, "tenant", view.trained_at, view.since)
     return ActiveGuard(await shipped_model(), DEFAULT_MODEL_VERSION, "default", None, view.since)
 
 

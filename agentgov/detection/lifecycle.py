@@ -124,8 +124,8 @@ class DetectorKind(Protocol):
 @dataclasses.dataclass(frozen=True)
 class DetectorView:
     """The active model as published by the actor: `model` is the kind's runtime model (None before any).
-    `since` is when the model in use became the tenant's: the version's training time, or with no version the
-    time the default was restored (None: the tenant never had another)."""
+    `since` is when the model in use became the tenant's (`DetectorState.updated_at`: trained, rolled back to,
+    or the default restored; None: the tenant never had another)."""
 
     version: int | None
     model: Any
@@ -378,7 +378,7 @@ class DetectorActor(Actor[DetectorMessage]):
         elif state.active_version != view.version or state.threshold != view.threshold:
             stored = await self.repo.get_version(self.tenant_id, state.active_version)
             if stored is None:
-                view = DetectorView(None, None, None, None, state.generation)
+                view = DetectorView(None, None, None, None, state.generation, since=state.updated_at)
             else:
                 try:
                     # Parsing a model document takes milliseconds: in a thread, so the loop keeps serving.
@@ -386,10 +386,10 @@ class DetectorActor(Actor[DetectorMessage]):
                 except ValueError as exc:
                     log.error("stored detector version unreadable", extra=self._fields(error=str(exc)))
                     model = None
-                created = stored.created_at
-                view = DetectorView(stored.version, model, state.threshold, created, state.generation, since=created)
+                created, since = stored.created_at, state.updated_at
+                view = DetectorView(stored.version, model, state.threshold, created, state.generation, since=since)
         else:
-            view = dataclasses.replace(view, generation=state.generation)
+            view = dataclasses.replace(view, generation=state.generation, since=state.updated_at)
         self._view = view
         if self._ctx is not None:
             self._ctx.publish(view)

@@ -183,8 +183,9 @@ class ModelVersion:
 
 @dataclasses.dataclass(frozen=True)
 class DetectorState:
-    """The active version (None before any, or after the kind's default was restored: then `updated_at` tells
-    when), a per-tenant threshold override, and the change generation."""
+    """The active version (None before any, or after the kind's default was restored), a per-tenant threshold
+    override, the change generation, and `updated_at`: when the state last changed, which is when the model in
+    use became active (trained, rolled back to, or restored), or its threshold was overridden."""
 
     active_version: int | None
     threshold: float | None
@@ -475,7 +476,8 @@ class DetectorRepo:
         return None if row is None else ModelVersion.from_row(row)
 
     async def activate(self, tenant_id: str, version: int) -> DetectorState:
-        """Make `version` the active one (a rollback, or forward again). Raises `VersionNotFound`."""
+        """Make `version` the active one (a rollback, or forward again; the state's `updated_at` then tells
+        when). Activating the active version again changes nothing. Raises `VersionNotFound`."""
         detector = self.detector
 
         def run(conn: Connection) -> DetectorState:
@@ -485,17 +487,26 @@ class DetectorRepo:
             )
             if not found:
                 raise VersionNotFound(f"version {version} does not exist")
+            current = _state(conn, tenant_id, detector)
+            if current.active_version == version and current.threshold is None:
+                return current  # already so: nothing changes, `updated_at` (when it became active) stays
             return _set_state(conn, tenant_id, detector, active_version=version, threshold=None)
 
         return await self.db.write(run)
 
     async def activate_default(self, tenant_id: str) -> DetectorState:
         """Make no stored version active: the kind's default model serves again (the guard's shipped model).
-        The state's `updated_at` then tells when the default was restored; the stored versions are kept."""
+        The state's `updated_at` then tells when the default was restored (restoring it again changes nothing);
+        the stored versions are kept."""
         detector = self.detector
-        return await self.db.write(
-            lambda conn: _set_state(conn, tenant_id, detector, active_version=None, threshold=None)
-        )
+
+        def run(conn: Connection) -> DetectorState:
+            current = _state(conn, tenant_id, detector)
+            if current.active_version is None and current.threshold is None:
+                return current  # the default already: nothing changes, `updated_at` stays
+            return _set_state(conn, tenant_id, detector, active_version=None, threshold=None)
+
+        return await self.db.write(run)
 
     async def set_threshold(self, tenant_id: str, threshold: float | None) -> DetectorState:
         """Override the active version's threshold for this tenant (None: the version's own)."""

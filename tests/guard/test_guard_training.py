@@ -181,6 +181,16 @@ async def test_automatic_training_after_enough_feedback_and_a_restored_default_s
         assert status["model"] == "default" and status["feedback_since_model"] == 0
         latest = await detectors.latest_task(tid)
         assert latest is not None and latest.version == 1 and not latest.live
+        restored = await detectors.state(tid)
+        response = await client.post(f"{API}/guard/detector/rollback/0", headers=key(api_key))
+        assert response.status_code == 200 and await detectors.state(tid) == restored  # again: nothing changes
+        # activating version 1 again counts from then, not from its training: the 25 rows before it do not retrain
+        response = await client.post(f"{API}/guard/detector/rollback/1", headers=key(api_key))
+        assert response.status_code == 200
+        assert not await GUARD.should_auto_train(svc, tid, await detectors.state(tid))
+        await wait_until(lambda: _serves(client, api_key, 1), within=10)
+        status = await (await client.get(f"{API}/guard/detector/status", headers=key(api_key))).get_json()
+        assert status["model"] == "tenant" and status["feedback_since_model"] == 0
         # once enough new feedback arrived, it trains again (the shutdown below cancels that training)
         await _send_feedback(client, api_key, texts[AUTO_TRAIN_FEEDBACK:])
         assert await GUARD.should_auto_train(svc, tid, await detectors.state(tid))

@@ -9,6 +9,7 @@ about any tenant's data. See docs/prompt-guard.md.
 from __future__ import annotations
 
 import uuid
+from contextlib import suppress
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
@@ -17,6 +18,7 @@ from quart_schema import document_request, document_response, tag
 
 from agentgov.actors.audit import AuditUnavailable, EntryRejected
 from agentgov.actors.registry import AgentNotFound, lookup_agent
+from agentgov.actors.runtime import ActorStopped
 from agentgov.detection.guard import (
     AUTO_TRAIN_FEEDBACK,
     DEFAULT_MODEL_VERSION,
@@ -426,5 +428,6 @@ async def feedback(data: FeedbackIn) -> tuple[dict[str, Any], int]:
         validation_id=validation_id,
         created_by=principal().actor_label,
     )
-    guard_detector(svc, tid)  # the tenant's detector runs here, so automatic training counts this feedback
+    with suppress(ActorStopped):  # the tenant's detector runs here, so automatic training counts this feedback
+        guard_detector(svc, tid)  # (not while the process stops: the feedback is stored all the same)
     return {**stored.to_public(), "feedback_count": await guard_repo.count_feedback(tid)}, 201

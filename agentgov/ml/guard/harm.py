@@ -25,7 +25,8 @@ the writer only quotes or mentions (`spoken`) is not theirs:
 `GuardModel` maps the probability onto its score scale (`HarmModel.score`): for a framed text so that `cut`
 meets the threshold (`score_of`): a framed request at least as likely harmful as `cut` blocks, as category
 `jailbreak`; for a text without a frame, `unframed_share` of that, below `UNFRAMED_CEILING` of the threshold:
-a plain harmful request ranks above ordinary text and never blocks (format 5; format 4 reads framed text only).
+a plain harmful request ranks above ordinary text and never blocks (formats 5 and 6; format 4 reads framed text
+only).
 
 Pure and thread-safe; `fit_harm` is deterministic; `HarmModel.from_document` raises `ValueError` (or the
 decoding errors `GuardModel.from_document` turns into one) for a document it cannot read.
@@ -335,7 +336,7 @@ class HarmModel:
         return dataclasses.replace(self, cut=cut)
 
     def to_document(self) -> dict[str, Any]:
-        """The model as JSON-ready data; `window` and `unframed_share` only when it reads windows (format 5)."""
+        """The model as JSON-ready data; `window` and `unframed_share` only when it reads windows (formats 5, 6)."""
         document: dict[str, Any] = {
             "words": list(self.words),
             "idf": pack_array(self.idf),

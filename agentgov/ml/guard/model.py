@@ -232,8 +232,8 @@ class GuardModel:
     threshold: float
     rule_names: tuple[str, ...] = RULE_NAMES
     style: StyleModel | None = None  # the second reading (`style.py`), mixed into the attack probability
-    drops_links: bool = True  # reads texts `without_links` (formats 3 to 5); formats 1 and 2 read links
-    harm: HarmModel | None = None  # the third reading (`harm.py`), formats 4 and 5
+    drops_links: bool = True  # reads texts `without_links` (formats 3 to 6); formats 1 and 2 read links
+    harm: HarmModel | None = None  # the third reading (`harm.py`), formats 4 to 6
 
     # ------------------------------------------------------------------------------------------ judging
 
@@ -258,7 +258,7 @@ class GuardModel:
 
     def probabilities(self, counts: Counts) -> tuple[np.ndarray, np.ndarray]:
         """(attack probability per text, category distribution per text given an attack), of `count_features`
-        made with this model's `drops_links`."""
+        made with this model's `drops_links` and its style model's `symbols` (`style_symbols`)."""
         features = weigh(counts, self.char_idf, self.word_idf)
         attack_logit = features @ self.attack_coef + self.attack_intercept
         if self.style is not None:
@@ -434,11 +434,14 @@ class GuardModel:
 
     def _format(self) -> str:
         """The format this model is read back in as fitted: by whether it reads links, how its style model
-        reads, and its harm reading."""
-        if not self.drops_links:
-            return _FORMAT_WITH_LINKS[self.style is not None]
+        reads, and its harm reading. Raises `ValueError` for a combination no format holds (a style reading
+        without symbols beside links or a harm reading of framed sentences: `fit` makes neither)."""
         symbols = self.style is not None and self.style.symbols
         framed = self.harm is not None and not self.harm.window
+        if self.style is not None and not symbols and (framed or not self.drops_links):
+            raise ValueError("no format holds a style reading without symbols beside links or framed sentences")
+        if not self.drops_links:
+            return _FORMAT_WITH_LINKS[self.style is not None]
         if not symbols and not framed:
             return FORMAT
         if self.harm is None:

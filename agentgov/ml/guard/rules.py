@@ -133,8 +133,7 @@ RULES: tuple[Rule, ...] = (
         rf"prompts?|rules|directions|guidelines|directives?|commands?)\b|\b(?:previous|prior|above|earlier|"
         rf"preceding|original|initial)\b{_W}\b(?:orders|tasks?|assignments?|context)\b|\b(?:instructions?|"
         rf"rules|guidelines|directives?|commands?|orders)\s+(?:that\s+)?you\s+(?:were|have been|'ve been|got)\s+"
-        rf"(?:given|told|provided|taught)\b|\b(?:the|these|those|all\s+the)\s+(?:instructions?|directions|rules|"
-        rf"guidelines|commands?|prompts?)\s+(?:above|before|so\s+far)\b)",
+        rf"(?:given|told|provided|taught)\b)",
     ),
     _rule(
         "spoofed_system_message",
