@@ -127,7 +127,7 @@ class ActiveGuard:
     version: int
     source: str  # "tenant" or "default"
     trained_at: str | None
-    since: str | None  # when it became the tenant's (trained, or the default restored; None: always the default)
+    since: str | None  # when it became the tenant's (`DetectorView.since`; None: always the default)
 
 
 async def shipped_model() -> GuardModel:

@@ -374,11 +374,11 @@ class DetectorActor(Actor[DetectorMessage]):
         """Serve the active version of `state` (unless it is the one served)."""
         view = self._view
         if state.active_version is None:
-            view = DetectorView(None, None, None, None, state.generation, since=state.updated_at)
+            view = DetectorView(None, None, None, None, state.generation)
         elif state.active_version != view.version or state.threshold != view.threshold:
             stored = await self.repo.get_version(self.tenant_id, state.active_version)
             if stored is None:
-                view = DetectorView(None, None, None, None, state.generation, since=state.updated_at)
+                view = DetectorView(None, None, None, None, state.generation)
             else:
                 try:
                     # Parsing a model document takes milliseconds: in a thread, so the loop keeps serving.
@@ -386,10 +386,10 @@ class DetectorActor(Actor[DetectorMessage]):
                 except ValueError as exc:
                     log.error("stored detector version unreadable", extra=self._fields(error=str(exc)))
                     model = None
-                created, since = stored.created_at, state.updated_at
-                view = DetectorView(stored.version, model, state.threshold, created, state.generation, since=since)
+                view = DetectorView(stored.version, model, state.threshold, stored.created_at, state.generation)
         else:
-            view = dataclasses.replace(view, generation=state.generation, since=state.updated_at)
+            view = dataclasses.replace(view, generation=state.generation)
+        view = dataclasses.replace(view, since=state.updated_at)
         self._view = view
         if self._ctx is not None:
             self._ctx.publish(view)

@@ -241,6 +241,15 @@ def _set_state(conn: Connection, tenant_id: str, detector: str, **changes: Any) 
     return merged
 
 
+def _make_active(conn: Connection, tenant_id: str, detector: str, version: int | None) -> DetectorState:
+    """Make `version` (None: the kind's default) active without a threshold override; when it already is,
+    nothing changes, so `updated_at` keeps telling when it became active."""
+    current = _state(conn, tenant_id, detector)
+    if current.active_version == version and current.threshold is None:
+        return current
+    return _set_state(conn, tenant_id, detector, active_version=version, threshold=None)
+
+
 class DetectorRepo:
     """Tasks, versions and state of one detector kind (`detector`), every call scoped to a tenant."""
 
@@ -487,10 +496,7 @@ class DetectorRepo:
             )
             if not found:
                 raise VersionNotFound(f"version {version} does not exist")
-            current = _state(conn, tenant_id, detector)
-            if current.active_version == version and current.threshold is None:
-                return current  # already so: nothing changes, `updated_at` (when it became active) stays
-            return _set_state(conn, tenant_id, detector, active_version=version, threshold=None)
+            return _make_active(conn, tenant_id, detector, version)
 
         return await self.db.write(run)
 
@@ -499,14 +505,7 @@ class DetectorRepo:
         The state's `updated_at` then tells when the default was restored (restoring it again changes nothing);
         the stored versions are kept."""
         detector = self.detector
-
-        def run(conn: Connection) -> DetectorState:
-            current = _state(conn, tenant_id, detector)
-            if current.active_version is None and current.threshold is None:
-                return current  # the default already: nothing changes, `updated_at` stays
-            return _set_state(conn, tenant_id, detector, active_version=None, threshold=None)
-
-        return await self.db.write(run)
+        return await self.db.write(lambda conn: _make_active(conn, tenant_id, detector, None))
 
     async def set_threshold(self, tenant_id: str, threshold: float | None) -> DetectorState:
         """Override the active version's threshold for this tenant (None: the version's own)."""
