@@ -149,7 +149,7 @@ class RollbackOut(VersionOut):
     training time, trainer or task)."""
 
     model: Literal["tenant", "default"] = Field(description="the tenant's own version, or the shipped default")
-    default_model_version: str = Field(description="the shipped default model's label, e.g. base-7")
+    default_model_version: str = Field(description="the shipped default model's label, e.g. base-8")
     created_at: str | None  # type: ignore[assignment]
     trained_by: str | None  # type: ignore[assignment]
 
