@@ -14,8 +14,11 @@ Validation. `validate` judges the text with the tenant's active model (`GuardMod
 for texts up to `IN_LOOP_CHARS`, a few milliseconds; longer ones in a worker thread), counts it in this
 process (`Services.guard`), remembers its text for feedback by `validation_id`, and records a block in the
 tenant's audit trail (`kind: guard`, the text's sha256 and length; the text itself only if the tenant set
-`record_prompts`). Raises `AuditUnavailable`/`EntryRejected`/`DatabaseError` as the audit actor does when a
-block cannot be recorded (the caller answers 503: a block is never answered unrecorded).
+`record_prompts`; a `context` the chain cannot represent as JSON, NaN or an infinity, as a note saying so).
+Raises `AuditUnavailable`/`DatabaseError` as the audit actor does when a block cannot be recorded (the caller
+answers 503: a block is never answered unrecorded), `EntryRejected` when the request carries what no audit
+entry can hold (422), and `PromptTooLong` for a text that normalises past
+`MAX_NORMALISED_CHARS` (422).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import dataclasses
 import hashlib
 import json
 import time
+import unicodedata
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +35,7 @@ import trio
 
 from agentgov.actors.audit import AppendEntry, audit
 from agentgov.actors.runtime import ActorRef, InvalidMessage
+from agentgov.audit_chain import canonical_json
 from agentgov.detection.guard_flush import guard_counters
 from agentgov.detection.lifecycle import (
     DEFAULT_VERSION,
@@ -50,6 +55,9 @@ if TYPE_CHECKING:
     from agentgov.services import Services
 
 MAX_PROMPT_CHARS = 50_000
+#: Characters a prompt may hold once Unicode compatibility forms are folded (NFKC): a few characters expand
+#: to many (U+FDFA to 18), so 50,000 of them would be 900,000 to read. Ordinary text grows a few percent.
+MAX_NORMALISED_CHARS = 2 * MAX_PROMPT_CHARS
 IN_LOOP_CHARS = 4_000
 AUTO_TRAIN_FEEDBACK = 25
 DEFAULT_MODEL_VERSION = DEFAULT_VERSION  # 0: the shipped model
@@ -148,6 +156,31 @@ def default_model_label() -> str:
     return str(default_document()["version"])
 
 
+class PromptTooLong(ValueError):
+    """A prompt that Unicode compatibility normalisation would make longer than `MAX_NORMALISED_CHARS`."""
+
+    def __init__(self, folded: int) -> None:
+        super().__init__(
+            f"expands to {folded:,} characters under Unicode compatibility normalisation (NFKC); "
+            f"at most {MAX_NORMALISED_CHARS:,}"
+        )
+        self.folded = folded
+
+    def error(self) -> dict[str, str]:
+        return {"field": "prompt", "message": str(self), "type": "string_too_long"}
+
+
+def folded_length(prompt: str) -> int:
+    """How long `prompt` is once its compatibility forms are folded (NFKC), as the guard reads it. Raises
+    `PromptTooLong` above `MAX_NORMALISED_CHARS`. ASCII text never changes (no normalisation pass)."""
+    if prompt.isascii():
+        return len(prompt)
+    folded = len(unicodedata.normalize("NFKC", prompt))
+    if folded > MAX_NORMALISED_CHARS:
+        raise PromptTooLong(folded)
+    return folded
+
+
 @dataclasses.dataclass(frozen=True)
 class ValidationRequest:
     prompt: str
@@ -158,10 +191,13 @@ class ValidationRequest:
 
 
 async def validate(services: Services, tenant_id: str, request: ValidationRequest) -> dict[str, Any]:
-    """Judge `request.prompt` (see the module docstring); the answer is the route's body."""
+    """Judge `request.prompt` (see the module docstring); the answer is the route's body. Raises
+    `PromptTooLong` (nothing judged, counted or recorded) for a text that normalises past `MAX_NORMALISED_CHARS`;
+    a long text is judged in a worker thread, by its normalised length."""
     started = time.perf_counter()
+    length = folded_length(request.prompt)
     guard = await active_guard(services, tenant_id)
-    if len(request.prompt) <= IN_LOOP_CHARS:
+    if length <= IN_LOOP_CHARS:
         judged: Assessment = guard.model.assess(request.prompt)
     else:
         judged = await trio.to_thread.run_sync(guard.model.assess, request.prompt)
@@ -193,6 +229,17 @@ async def validate(services: Services, tenant_id: str, request: ValidationReques
     return body
 
 
+def recordable_context(context: dict[str, Any]) -> dict[str, Any]:
+    """`context` as the audit entry keeps it: as sent, or, when the chain cannot represent it as JSON (NaN,
+    infinities, which Python's JSON reader accepts), a note saying so, as the policy check records it. The block
+    is recorded either way."""
+    try:
+        canonical_json(context)
+    except ValueError as exc:
+        return {"unrecordable": str(exc)}
+    return context
+
+
 async def _record_block(services: Services, tenant_id: str, request: ValidationRequest, body: dict[str, Any]) -> None:
     settings = await GuardRepo(services.db).settings(tenant_id)
     prompt: dict[str, Any] = {
@@ -203,7 +250,7 @@ async def _record_block(services: Services, tenant_id: str, request: ValidationR
     if settings.record_prompts:
         prompt["text"] = request.prompt
     if request.context:
-        prompt["context"] = request.context
+        prompt["context"] = recordable_context(request.context)
     await audit(services, tenant_id).ask(
         AppendEntry(
             agent_id=request.agent_id or NO_AGENT,

@@ -16,6 +16,7 @@ from agentgov.duties import duties
 from agentgov.http import docs
 from agentgov.http.auth import check_all_routes_declared
 from agentgov.http.errors import install_error_handlers
+from agentgov.http.header_limit import limit_headers
 from agentgov.http.hot_path import HotPath, HotRoute
 from agentgov.http.openapi import CompleteOpenAPIProvider
 from agentgov.http.request_log import log_request, start_request
@@ -58,6 +59,7 @@ def create_app(services: Services, *, hot_path: bool = True) -> QuartTrio:
     route goes through Quart (same answers, more CPU per check).
     """
     app = QuartTrio("agentgov")
+    app.url_map.merge_slashes = False  # "//x" is no route (404 JSON), not a redirect with an HTML body
     app.config.update(
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
         JSON_SORT_KEYS=False,
@@ -123,6 +125,7 @@ def create_app(services: Services, *, hot_path: bool = True) -> QuartTrio:
                 HotRoute("POST", f"{API_PREFIX}/guard/validate", "guard.validate_prompt", guard.run_validate),
             ],
         )
+    app.asgi_app = limit_headers(app.asgi_app)  # type: ignore[method-assign]
     return app
 
 

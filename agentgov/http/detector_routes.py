@@ -166,7 +166,9 @@ def version_number(raw: str, *, allow_default: bool = False) -> int:
     """The version a path names: a positive integer, or 0 (the default model) where `allow_default`.
     Raises `ApiError` 422 otherwise."""
     lowest = DEFAULT_VERSION if allow_default else 1
-    if not raw.isdigit() or not lowest <= int(raw) <= MAX_VERSION:
+    # ASCII digits only: `str.isdigit` also holds superscripts (which `int` refuses) and full-width or
+    # Arabic-Indic digits (which it reads as ASCII ones)
+    if not (raw.isascii() and raw.isdigit()) or not lowest <= int(raw) <= MAX_VERSION:
         expected = "0 (the default model) or a positive integer" if allow_default else "a positive integer"
         raise ApiError(
             422,

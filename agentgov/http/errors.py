@@ -121,7 +121,7 @@ def api_error_for(exc: Exception) -> ApiError:
             return ApiError(422, f"Invalid request: {exc}")
         case AuditUnavailable():
             log.error("audit trail unavailable", extra=fields(error=str(exc)))
-            return ApiError(503, str(exc))
+            return ApiError(503, str(exc), headers={"Retry-After": "5"})
         case DatabaseError():
             log.error("database error", exc_info=exc)
             return ApiError(503, "Service unavailable: the database is not reachable", headers={"Retry-After": "5"})

@@ -115,7 +115,7 @@ async def test_rollback_activates_an_older_version(client, trained) -> None:
     status = await (await client.get(f"{API}/anomalies/detector/status", headers=key(api_key))).get_json()
     assert status["active_version"] == 1
     assert (await client.post(f"{API}/anomalies/detector/rollback/7", headers=key(api_key))).status_code == 404
-    for bad in ("0", "x", "-1", "99999999999"):
+    for bad in ("0", "x", "-1", "99999999999", "\u00b2", "\uff11", "\u0661"):  # ², a full-width 1, an Arabic-Indic 1
         response = await client.post(f"{API}/anomalies/detector/rollback/{bad}", headers=key(api_key))
         assert response.status_code == 422, bad
 

@@ -13,11 +13,13 @@ import hashlib
 import hmac
 import json
 import re
+import typing
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 from quart_trio import QuartTrio
 
 from agentgov.http.app import create_app
@@ -210,3 +212,32 @@ async def test_a_huge_policy_version_is_not_found(client, credentials) -> None:
         assert response.status_code == 404
         assert (await response.get_json())["detail"] == "Policy version not found"
     assert (await client.get(f"/api/v1/policies/{policy_id}/versions/1", headers=credentials)).status_code == 200
+
+
+def test_every_boolean_in_a_request_body_takes_a_json_boolean_only() -> None:
+    """A body's `true`/`false` is never read from "yes", "off", 1 or 0 (pydantic's lax mode would): each boolean
+    field of every request model is strict, so a wrong type is a 422 naming it."""
+    from agentgov.http.schemas import RequestModel  # every route module is imported with `create_app`
+
+    models, stack = [], list(RequestModel.__subclasses__())
+    while stack:
+        model = stack.pop()
+        models.append(model)
+        stack.extend(model.__subclasses__())
+    booleans = [
+        (model, name)
+        for model in models
+        for name, field in model.model_fields.items()
+        if field.annotation is bool or bool in typing.get_args(field.annotation)
+    ]
+    assert len(booleans) >= 4  # the guard's settings, discovery's batches, policies, webhooks
+    loose = []
+    for model, name in booleans:
+        for value in ("yes", 1):
+            try:
+                model.model_validate({name: value})
+            except ValidationError as exc:
+                if any(error["loc"][:1] == (name,) for error in exc.errors()):
+                    continue
+            loose.append((model.__name__, name, value))
+    assert not loose

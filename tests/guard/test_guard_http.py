@@ -36,6 +36,7 @@ async def test_health_needs_no_credentials_and_names_no_tenant(client, tenant) -
     assert response.status_code == 200 and body["status"] == "ok"
     assert body["default_model"]["loaded"] is True and body["default_model"]["version"] == "base-8"
     assert 0.5 <= body["default_model"]["threshold"] < 1 and body["max_prompt_chars"] == 50_000
+    assert body["max_normalised_chars"] == 100_000
     assert tenant["id"] not in str(body) and "validations" not in str(body)
 
 
@@ -145,6 +146,11 @@ async def test_a_block_is_recorded_in_the_audit_trail_without_the_text(client, t
     assert entry["output"]["validation_id"] == blocked["validation_id"] and entry["output"]["verdict"] == "block"
     assert ATTACK not in str(entry)
 
+    for loose in ("yes", "true", 1, 1.0, 0, "off"):  # the privacy switch takes a JSON boolean only
+        response = await client.put(f"{API}/guard/settings", json={"record_prompts": loose}, headers=key(api_key))
+        assert response.status_code == 422 and "record_prompts" in (await response.get_json())["detail"], loose
+    settings = await (await client.get(f"{API}/guard/settings", headers=key(api_key))).get_json()
+    assert settings == {"record_prompts": False}
     response = await client.put(f"{API}/guard/settings", json={"record_prompts": True}, headers=key(api_key))
     assert response.status_code == 200 and (await response.get_json()) == {"record_prompts": True}
     await validate(client, api_key, ATTACK)
@@ -279,3 +285,39 @@ async def test_metrics_of_the_default_model(client, tenant) -> None:
         assert ("false_positive_rate" in family) == (family["benign"] > 0)
     versions = await (await client.get(f"{API}/guard/detector/versions", headers=key(tenant["api_key"]))).get_json()
     assert versions["items"] == [] and versions["total"] == 0
+
+
+async def test_a_text_that_normalisation_would_blow_up_is_refused(client, tenant) -> None:
+    """U+FDFA folds to 18 characters under NFKC: 6,000 of them (within the 50,000 limit) would be 108,000 to
+    read. Refused with 422 naming the prompt, for validation and feedback alike; 5,000 (90,000) are judged."""
+    api_key = tenant["api_key"]
+    bomb = "\ufdfa" * 6_000
+    for path, body in (("validate", {"prompt": bomb}), ("detector/feedback", {"prompt": bomb, "label": "attack"})):
+        response = await client.post(f"{API}/guard/{path}", json=body, headers=key(api_key))
+        answer = await response.get_json()
+        assert response.status_code == 422 and "NFKC" in answer["detail"], (path, answer)
+        assert [error["field"] for error in answer["errors"]] == ["prompt"]
+    judged = await validate(client, api_key, "\ufdfa" * 5_000)
+    assert judged["chunks"] > 1
+    stats = await (await client.get(f"{API}/guard/stats", headers=key(api_key))).get_json()
+    assert stats["validations"] == 1  # the refused one was not counted
+    status = await (await client.get(f"{API}/guard/detector/status", headers=key(api_key))).get_json()
+    assert status["feedback_count"] == 0  # nor the refused feedback stored
+
+
+async def test_a_block_whose_context_json_cannot_represent_is_recorded_with_a_note(client, tenant) -> None:
+    """Python's JSON reader accepts NaN and reads 1e400 as infinity; the chain cannot hold either. The block
+    is answered and recorded all the same (never a 503 for what the client sent), its context replaced by a
+    note, as the policy check does."""
+    api_key = tenant["api_key"]
+    for context in (b'{"score": NaN}', b'{"deep": {"limit": 1e400}}'):
+        raw = b'{"prompt": "%s", "context": %s}' % (ATTACK.encode(), context)
+        response = await client.post(
+            f"{API}/guard/validate", data=raw, headers={**key(api_key), "Content-Type": "application/json"}
+        )
+        answer = await response.get_json()
+        assert response.status_code == 200 and answer["verdict"] == "block", answer
+    entries = await (await client.get(f"{API}/audit?action=guard.block", headers=key(api_key))).get_json()
+    assert [set(entry["input"]["context"]) for entry in entries["items"]] == [{"unrecordable"}] * 2
+    verified = await (await client.get(f"{API}/audit/verify", headers=key(api_key))).get_json()
+    assert verified["intact"] is True, verified

@@ -112,7 +112,13 @@ async def test_feedback_trains_the_tenants_own_model(client, tenant, other_tenan
     response = await client.post(f"{API}/guard/detector/rollback/1", headers=key(api_key))
     body = await response.get_json()
     assert response.status_code == 200 and body["active"] is True and body["model"] == "tenant", body
-    for bad, code in (("2", 404), ("x", 422), ("-1", 422), ("99999999999", 422)):
+    unicode_digits = (
+        ("\u00b2", 422),
+        ("\u2460", 422),
+        ("\uff11", 422),
+        ("\u0661", 422),
+    )  # superscript 2, circled 1, full-width 1, Arabic-Indic 1
+    for bad, code in (("2", 404), ("x", 422), ("-1", 422), ("99999999999", 422), *unicode_digits):
         response = await client.post(f"{API}/guard/detector/rollback/{bad}", headers=key(api_key))
         assert response.status_code == code, bad
         if code == 422:
@@ -210,7 +216,7 @@ async def test_cancel_and_single_flight(client, tenant) -> None:
     api_key = tenant["api_key"]
     response = await client.delete(f"{API}/guard/detector/cancel", headers=key(api_key))
     assert response.status_code == 409 and "no training is running" in (await response.get_json())["detail"]
-    body = {"target_fpr": 0.02, "style_weight": 0.5, "style_words": 300}
+    body = {"target_fpr": 0.02, "style_weight": 0.5, "style_words": 300, "harm_fpr": 0.01}
     response = await client.post(f"{API}/guard/detector/train", json=body, headers=key(api_key))
     task = await response.get_json()
     assert response.status_code == 202 and {name: task["params"][name] for name in body} == body
@@ -239,6 +245,8 @@ async def test_bad_training_requests(client, tenant) -> None:
         {"style_words": 20},
         {"style_words": 300.5},
         {"style_regularisation": -1},
+        {"harm_fpr": 0.06},
+        {"harm_fpr": -0.001},
     ):
         response = await client.post(f"{API}/guard/detector/train", json=body, headers=key(api_key))
         assert response.status_code == 422, body

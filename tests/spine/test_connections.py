@@ -8,7 +8,8 @@
   reading a body it refused would be the cost it refuses.
 * `Connection: close` and HTTP/1.0 requests: closed after the answer. An idle keep-alive connection: closed
   after `KEEP_ALIVE_TIMEOUT`.
-* A request head too large: 431 with a JSON `detail`.
+* A request head too large: 431 with a JSON `detail`, whether hypercorn's buffer refuses it (over 64 KiB) or it
+  arrives whole and the app does (over 16 KiB, `agentgov.http.header_limit`).
 
 The patches in `agentgov.http.server_patches` are what make these hold; the last tests show the bare
 hypercorn behaviour on a hello-world app with them reverted, and the same app fixed with them applied.
@@ -155,6 +156,27 @@ async def test_a_request_head_too_large_gets_431_with_a_json_detail(sqlite_url: 
         assert response.status == 431 and response.headers["content-type"] == "application/json"
         assert response.json() == {"detail": "Request header fields too large"}
         assert await conn.closed_by_server()
+
+
+async def test_a_head_hypercorn_would_pass_is_held_to_the_documented_limit(sqlite_url: str) -> None:
+    """A head of 20 KB arrives in one read and hypercorn parses it; the app answers 431 all the same, on the
+    Quart path and on the hot path, and closes. 15 KB is served."""
+    async with _service(sqlite_url) as (url, keys):
+        for method, path in (("GET", f"{API}/health"), ("POST", f"{API}/guard/validate")):
+            async with connect(url) as conn:
+                padding = {"X-Padding": "x" * 20_000, "X-API-Key": keys["developer"], **JSON, "Content-Length": "2"}
+                await conn.send(request_head(method, path, padding) + b"{}")
+                response = await conn.response()
+                assert response.status == 431 and response.headers["content-type"] == "application/json"
+                assert response.json()["detail"].startswith("Request header fields too large: 20,")
+                assert await conn.closed_by_server()
+        async with connect(url) as conn:
+            body = json.dumps({"prompt": "hello"}).encode()
+            headers = {"X-Padding": "x" * 15_000, "X-API-Key": keys["developer"], **JSON}
+            await conn.send(
+                request_head("POST", f"{API}/guard/validate", {**headers, "Content-Length": str(len(body))}) + body
+            )
+            assert (await conn.response()).status == 200
 
 
 # --- the bare server ---------------------------------------------------------------------------------------

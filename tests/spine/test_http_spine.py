@@ -206,6 +206,9 @@ async def test_unknown_route_and_wrong_method_are_json(client) -> None:
     assert response.status_code == 404 and (await response.get_json()) == {"detail": "Not found"}
     response = await client.delete("/api/v1/health")
     assert response.status_code == 405 and (await response.get_json())["detail"] == "Method not allowed"
+    for doubled in ("/api/v1//health", "/api/v1/guard//health"):  # no redirect with an HTML body: no route
+        response = await client.get(doubled)
+        assert response.status_code == 404 and (await response.get_json()) == {"detail": "Not found"}, doubled
 
 
 async def test_docs_work_offline(client) -> None:

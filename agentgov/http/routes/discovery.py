@@ -12,7 +12,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, model_validator
+from pydantic import AfterValidator, BaseModel, Field, StrictBool, model_validator
 from quart import Blueprint, request
 from quart_schema import document_request, document_response, tag
 
@@ -109,7 +109,7 @@ class EventIn(RequestModel):
 
 class BatchIn(RequestModel):
     events: list[EventIn] = Field(min_length=1, max_length=MAX_BATCH_EVENTS)
-    cluster: bool = Field(default=False, description="group the batch's events into candidates by similarity")
+    cluster: StrictBool = Field(default=False, description="group the batch's events into candidates by similarity")
 
 
 class ClusterIn(RequestModel):

@@ -12,7 +12,7 @@ import uuid
 from contextlib import suppress
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, StrictBool, model_validator
 from quart import Blueprint
 from quart_schema import document_request, document_response, tag
 
@@ -24,10 +24,13 @@ from agentgov.detection.guard import (
     DEFAULT_MODEL_VERSION,
     GUARD,
     IN_LOOP_CHARS,
+    MAX_NORMALISED_CHARS,
     MAX_PROMPT_CHARS,
+    PromptTooLong,
     ValidationRequest,
     active_guard,
     default_model_label,
+    folded_length,
     guard_detector,
     shipped_model,
     validate,
@@ -127,6 +130,9 @@ class TrainIn(RequestModel):
     style_weight: float | None = Field(default=None, ge=0, le=0.9, description="the style model's share (0: none)")
     style_words: int | None = Field(default=None, ge=50, le=5000, description="tokens the style model keeps")
     style_regularisation: float | None = Field(default=None, ge=0.01, le=1000)
+    harm_fpr: float | None = Field(
+        default=None, ge=0, le=0.05, description="benign base rows a framed harmful request may flag (0: none)"
+    )
 
 
 class TaskQuery(BaseModel):
@@ -155,7 +161,7 @@ class RollbackOut(VersionOut):
 
 
 class SettingsIn(RequestModel):
-    record_prompts: bool = Field(description="keep a blocked prompt's text in its audit entry (default: off)")
+    record_prompts: StrictBool = Field(description="keep a blocked prompt's text in its audit entry (default: off)")
 
 
 class SettingsOut(BaseModel):
@@ -181,6 +187,7 @@ async def health() -> dict[str, Any]:
             "trained_on": default_document()["trained_on"],
         },
         "max_prompt_chars": MAX_PROMPT_CHARS,
+        "max_normalised_chars": MAX_NORMALISED_CHARS,
         "chunk_chars": CHUNK_CHARS,
         "in_loop_chars": IN_LOOP_CHARS,
         "categories": list(CATEGORIES),
@@ -197,8 +204,9 @@ async def health() -> dict[str, Any]:
 async def validate_prompt(data: ValidateIn) -> dict[str, Any]:
     """Judge a text for injection, jailbreak and leakage (Developer+). A `block` is recorded in the audit trail
     (`kind: guard`: the text's sha256 and length; the text itself only with the `record_prompts` setting).
-    422 for a text over `max_prompt_chars` (see `/guard/health`); 404 for an agent that is not this tenant's;
-    503 when a block cannot be recorded (nothing is answered unrecorded)."""
+    422 for a text over `max_prompt_chars` (see `/guard/health`), or one that Unicode compatibility
+    normalisation (NFKC) would make longer than `max_normalised_chars`; 404 for an agent that is not this
+    tenant's; 503 with Retry-After when a block cannot be recorded (nothing is answered unrecorded)."""
     return await answer_validation(services(), principal(), data)
 
 
@@ -221,8 +229,13 @@ async def answer_validation(svc: Services, who: Principal, data: ValidateIn) -> 
     )
     try:
         return await validate(svc, tid, request)
-    except (AuditUnavailable, EntryRejected) as exc:
-        raise ApiError(503, f"The block could not be recorded in the audit trail: {exc}") from None
+    except PromptTooLong as exc:
+        raise ApiError(422, f"Invalid request body: prompt: {exc}", errors=[exc.error()]) from None
+    except EntryRejected as exc:  # what the request carries cannot be stored (the block is answered unrecorded never)
+        raise ApiError(422, f"The block could not be recorded in the audit trail: {exc}") from None
+    except AuditUnavailable as exc:
+        detail = f"The block could not be recorded in the audit trail: {exc}"
+        raise ApiError(503, detail, headers={"Retry-After": "5"}) from None
 
 
 @bp.get("/guard/stats")
@@ -418,6 +431,10 @@ async def feedback(data: FeedbackIn) -> tuple[dict[str, Any], int]:
     else:
         assert data.prompt is not None
         text = data.prompt
+        try:
+            folded_length(text)  # a text the guard could not validate is not learnt from either
+        except PromptTooLong as exc:
+            raise ApiError(422, f"Invalid request body: prompt: {exc}", errors=[exc.error()]) from None
     category = "benign" if data.label == "false_positive" else (data.category or guessed)
     guard_repo = GuardRepo(svc.db)
     stored = await guard_repo.add_feedback(
