@@ -25,6 +25,7 @@ from typing import Any
 import cedarpy
 
 from .annotations import Effect, parse_annotations
+from .complexity import complexity_problem
 from .errors import PolicyValidationError, Problem
 from .est import action_literals, context_attributes
 from .schema import CONTEXT_BY_NAME, schema_for_actions
@@ -131,12 +132,16 @@ def _parse(doc: PolicyDocument) -> list[tuple[int, Mapping[str, Any]]]:
         problems.append(Problem("document", f"name must be at most {MAX_NAME_CHARS} characters"))
     if len(doc.cedar) > MAX_CEDAR_CHARS:
         problems.append(Problem("document", f"cedar text must be at most {MAX_CEDAR_CHARS} characters"))
+    elif (too_complex := complexity_problem(doc.cedar)) is not None:  # before the library reads it (it could crash)
+        problems.append(Problem("complexity", too_complex))
     if problems:
         raise PolicyValidationError(doc.name, problems)
     try:
         parsed = json.loads(cedarpy.policies_to_json_str(doc.cedar))
     except ValueError as exc:
         raise PolicyValidationError(doc.name, [Problem("syntax", str(exc))]) from None
+    except RecursionError:  # a shape `complexity_problem` did not foresee: refused, never a 500
+        raise PolicyValidationError(doc.name, [Problem("complexity", "expressions nest too deep to read")]) from None
     if parsed.get("templates"):
         raise PolicyValidationError(
             doc.name,

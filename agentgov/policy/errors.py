@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-ProblemKind = Literal["document", "syntax", "type", "annotation", "unsupported"]
+ProblemKind = Literal["document", "syntax", "type", "annotation", "unsupported", "complexity"]
 
 
 class PolicyError(ValueError):

@@ -165,8 +165,26 @@ async def test_delete_is_soft_and_keeps_history(client, tenant) -> None:
             ["policy 'twice' (#2)", "already used by policy #1"],
         ),
         ("// only a comment", ["contains no policy"]),
+        (  # the Cedar library overflowed the native stack on this and the process died
+            "permit (principal, action, resource) when { " + "(" * 1000 + "1" + ")" * 1000 + " == 1 };",
+            ["complexity", "brackets nest more than 64 deep"],
+        ),
+        (  # too deep for the JSON reader: was a 500
+            "permit (principal, action, resource) when { " + " || ".join(["true"] * 600) + " };",
+            ["complexity", "nests more than 400 deep"],
+        ),
     ],
-    ids=["syntax", "type", "severity", "approval-on-forbid", "undeclared-context", "duplicate-in-doc", "empty"],
+    ids=[
+        "syntax",
+        "type",
+        "severity",
+        "approval-on-forbid",
+        "undeclared-context",
+        "duplicate-in-doc",
+        "empty",
+        "nested",
+        "chained",
+    ],
 )
 async def test_invalid_documents_are_422_naming_the_policy(client, tenant, cedar: str, fragments: list[str]) -> None:
     response = await client.post(

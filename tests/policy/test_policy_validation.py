@@ -208,3 +208,43 @@ def test_compile_rejects_an_id_used_by_two_active_documents() -> None:
 def test_compile_validates_documents() -> None:
     with pytest.raises(PolicyValidationError, match="invalid policy document 'bad'"):
         compile_policy_set([PolicyDocument("bad", "permit (principal, action, resource) when { 1 };")])
+
+
+@pytest.mark.parametrize(
+    ("condition", "fragment"),
+    [
+        ("(" * 700 + "1" + ")" * 700 + " == 1", "brackets nest more than 64 deep"),  # crashed the process
+        ("[" * 2000 + "]" * 2000 + " == []", "brackets nest more than 64 deep"),
+        ("{a: " * 2000 + "1" + "}" * 2000 + " == {}", "brackets nest more than 64 deep"),
+        (" + ".join(["1"] * 12_000) + " == 1", "nests more than 400 deep"),
+        ("context" + ".a" * 30_000 + " == 1", "nests more than 400 deep"),
+        (" || ".join(["true"] * 12_000), "nests more than 400 deep"),
+        (" || ".join(["true"] * 500), "nests more than 400 deep"),  # too deep for the JSON reader: was a 500
+        ("if true then " * 3_000 + "true" + " else false" * 3_000, "nests more than 400 deep"),
+    ],
+)
+def test_expressions_too_deep_or_long_for_the_cedar_library_are_refused_before_it_reads_them(
+    condition: str, fragment: str
+) -> None:
+    """The library recurses on the native stack: these overflowed it and killed the process. They are refused
+    as a `complexity` problem (a 422) without reaching it."""
+    err = _problems(f"permit (principal, action, resource) when {{ {condition} }};")
+    assert [p.kind for p in err.problems] == ["complexity"] and fragment in str(err)
+
+
+def test_complexity_bounds_leave_room_for_real_policies() -> None:
+    nested = "(" * 60 + "context has amount && context.amount > 10" + ")" * 60
+    chain = " || ".join(f'action == Action::"tool.{n}"' for n in range(300))  # 300 terms, 299 deep
+    listed = "action in [" + ", ".join(f'Action::"tool.{n}"' for n in range(3_000)) + "]"  # a set: flat
+    strings = 'context has command && context.command == "' + "((((" * 100 + '"'  # brackets in a string: none
+    many = "\n".join(
+        "permit (principal, action, resource) when { " + " || ".join(["true"] * 300) + " };" for _ in range(3)
+    )  # each policy counted on its own
+    for cedar in (
+        f"permit (principal, action, resource) when {{ {nested} }};",
+        f"permit (principal, action, resource) when {{ {chain} }};",
+        f"permit (principal, action, resource) when {{ {listed} }};",
+        f"// {'(' * 500}\npermit (principal, action, resource) when {{ {strings} }};",
+        many,
+    ):
+        validate_document(PolicyDocument("doc", cedar))
