@@ -181,6 +181,12 @@ def folded_length(prompt: str) -> int:
     return folded
 
 
+def _measured_assess(model: GuardModel, prompt: str) -> Assessment:
+    """`folded_length` then `model.assess` (in a worker thread): raises `PromptTooLong` before judging."""
+    folded_length(prompt)
+    return model.assess(prompt)
+
+
 @dataclasses.dataclass(frozen=True)
 class ValidationRequest:
     prompt: str
@@ -193,14 +199,15 @@ class ValidationRequest:
 async def validate(services: Services, tenant_id: str, request: ValidationRequest) -> dict[str, Any]:
     """Judge `request.prompt` (see the module docstring); the answer is the route's body. Raises
     `PromptTooLong` (nothing judged, counted or recorded) for a text that normalises past `MAX_NORMALISED_CHARS`;
-    a long text is judged in a worker thread, by its normalised length."""
+    a text is judged in the event loop only when it is short before and after normalisation (`IN_LOOP_CHARS`),
+    otherwise in a worker thread, where a long one is also measured."""
     started = time.perf_counter()
-    length = folded_length(request.prompt)
     guard = await active_guard(services, tenant_id)
-    if length <= IN_LOOP_CHARS:
-        judged: Assessment = guard.model.assess(request.prompt)
+    prompt = request.prompt
+    if len(prompt) <= IN_LOOP_CHARS and folded_length(prompt) <= IN_LOOP_CHARS:  # at most 18x: a millisecond
+        judged: Assessment = guard.model.assess(prompt)
     else:
-        judged = await trio.to_thread.run_sync(guard.model.assess, request.prompt)
+        judged = await trio.to_thread.run_sync(_measured_assess, guard.model, prompt)
     validation_id = str(uuid.uuid4())
     threshold = guard.model.threshold
     category = max(judged.categories, key=lambda name: judged.categories[name])

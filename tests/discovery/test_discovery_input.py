@@ -23,6 +23,7 @@ from tests.support.app import ADMIN_KEY
         (event(process=5), "process"),
         (event(client_address="not-an-ip"), "client_address"),
         (event(client_address="10.0.0.1:99999"), "client_address"),
+        (event(client_address="10.0.0.1:\uff18\uff10"), "client_address"),  # full-width digits are no port
         (event(observed_at="yesterday"), "observed_at"),
         (event(metadata=["x"]), "metadata"),
         (event(metadata={"blob": "x" * 9000}), "metadata"),

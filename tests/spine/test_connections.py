@@ -170,6 +170,16 @@ async def test_a_head_hypercorn_would_pass_is_held_to_the_documented_limit(sqlit
                 assert response.status == 431 and response.headers["content-type"] == "application/json"
                 assert response.json()["detail"].startswith("Request header fields too large: 20,")
                 assert await conn.closed_by_server()
+        async with connect(url) as conn:  # a long query string is part of the head too
+            await conn.send(request_head("GET", f"{API}/agents?q={'x' * 20_000}", {"X-API-Key": keys["developer"]}))
+            response = await conn.response()
+            assert response.status == 431 and await conn.closed_by_server()
+        async with connect(url) as conn:  # and a WebSocket handshake gets the same answer
+            upgrade = {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13"}
+            upgrade |= {"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "X-Padding": "x" * 20_000}
+            await conn.send(request_head("GET", f"{API}/ws", upgrade))
+            response = await conn.response()
+            assert response.status == 431 and response.json()["detail"].startswith("Request header fields too large")
         async with connect(url) as conn:
             body = json.dumps({"prompt": "hello"}).encode()
             headers = {"X-Padding": "x" * 15_000, "X-API-Key": keys["developer"], **JSON}

@@ -65,7 +65,7 @@ def _address(value: str | None) -> str | None:
         ipaddress.ip_address(host)
     except ValueError:
         raise ValueError("must be an IP address, optionally with :port") from None
-    if port is not None and not (port.isdigit() and 0 < int(port) < 65536):
+    if port is not None and not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
         raise ValueError("port must be 1-65535")
     return text
 

@@ -12,6 +12,7 @@ import uuid
 from contextlib import suppress
 from typing import Any, Literal
 
+import trio
 from pydantic import BaseModel, Field, StrictBool, model_validator
 from quart import Blueprint
 from quart_schema import document_request, document_response, tag
@@ -431,8 +432,8 @@ async def feedback(data: FeedbackIn) -> tuple[dict[str, Any], int]:
     else:
         assert data.prompt is not None
         text = data.prompt
-        try:
-            folded_length(text)  # a text the guard could not validate is not learnt from either
+        try:  # a text the guard could not validate is not learnt from either (measured off the event loop)
+            await trio.to_thread.run_sync(folded_length, text)
         except PromptTooLong as exc:
             raise ApiError(422, f"Invalid request body: prompt: {exc}", errors=[exc.error()]) from None
     category = "benign" if data.label == "false_positive" else (data.category or guessed)

@@ -149,7 +149,7 @@ FRAME = re.compile(
     | begin\s+(?:your\s+(?:response|reply|answer)|by\s+(?:saying|replying|writing|stating))
     | start\s+your\s+(?:response|reply|answer)\s+with
     | sure,\s+here\s+is
-    | (?:do\s+not|don't|never|must\s+not|will\s+not|won't)\s+(?:ever\s+)?(?:refuse|decline|apologi[sz]e
+    | (?:do\s+not|don['\u2019]t|never|must\s+not|will\s+not|won['\u2019]t)\s+(?:ever\s+)?(?:refuse|decline|apologi[sz]e
         |(?:add|include|give)\s+(?:any\s+)?(?:warnings?|disclaimers?|caveats))
     | without\s+(?:any\s+)?(?:warnings?|disclaimers?|refusals?|moralizing|moralising|caveats)
     )\b""",

@@ -12,6 +12,8 @@ runs a rule on an ASCII text only when one is in it; a text with any other chara
 
 from __future__ import annotations
 
+import re
+
 _S = r"[^.\n!?]{0,40}?"  # a short stretch within one sentence
 
 #: "Ignore / forget the previous instructions", "forget everything I told you".
@@ -21,11 +23,12 @@ IGNORE_INSTRUCTIONS = (
     r"(?:(?:ignore[zs]?|oublie[zs]?)\s+(?:toutes\s+)?(?:les|vos|tes)\s+(?:instructions|consignes|r[èe]gles)"
     r"\s+(?:pr[ée]c[ée]dentes|ci-dessus|ant[ée]rieures)"
     r"|\boublie[zs]?\s+tout\s+ce\s+(?:qui\s+(?:pr[ée]c[èe]de|a\s+[ée]t[ée]\s+dit)|que\s+(?:je\s+)?(?:t'|vous\s+)?"
-    r"(?:ai|avons|on\s+t'a|on\s+vous\s+a)\s+dit)"
+    r"(?:ai|avons|on\s+t'a|on\s+vous\s+a)\s+dit)(?=\s*(?:[.,;:!]|$|et\b|avant|jusqu|auparavant|pr[ée]c[ée]demment))"
     # Spanish
     r"|\b(?:ignora|olvida)\s+(?:todas\s+)?(?:las|tus|sus)\s+(?:instrucciones|[óo]rdenes|reglas)\s+"
     r"(?:anteriores|previas)"
     r"|\b(?:ignora|olvida)\s+todo\s+lo\s+(?:anterior|dicho|que\s+te\s+(?:dije|dijeron|han\s+dicho|he\s+dicho))"
+    r"(?=\s*(?:[.,;:!]|$|y\b|antes|hasta|previamente))"
     # German
     r"|\b(?:ignorier(?:e|en)?|vergiss|vergessen\s+Sie|missachte)\s+(?:alle\s+|die\s+|deine\s+|Ihre\s+)?"
     r"(?:vorherigen|obigen|bisherigen|vorangehenden|vorangegangenen|fr[üu]heren|vorigen)\s+"
@@ -36,10 +39,12 @@ IGNORE_INSTRUCTIONS = (
     # Italian
     r"|\b(?:ignora|dimentica)\s+(?:tutte\s+)?le\s+(?:istruzioni|regole)\s+(?:precedenti|sopra)"
     r"|\b(?:ignora|dimentica)\s+tutto\s+(?:quello|ci[òo])\s+che\s+ti\s+(?:ho|abbiamo|hanno)\s+detto"
+    r"(?=\s*(?:[.,;:!]|$|e\b|prima|finora|fino\s+ad\s+ora))"
     # Portuguese
     r"|\b(?:ignore|ignora|esque[çc]a)\s+(?:todas\s+)?(?:as|suas|tuas)\s+(?:instru[çc][õo]es|regras)\s+"
     r"(?:anteriores|acima)"
     r"|\b(?:ignore|ignora|esque[çc]a)\s+tudo\s+o\s+que\s+(?:foi\s+dito|te\s+disse|eu\s+disse|lhe\s+disse)"
+    r"(?=\s*(?:[.,;:!]|$|e\b|antes|at[ée]\s+agora|anteriormente))"
     # Dutch
     r"|\b(?:negeer|vergeet)\s+(?:alle\s+)?(?:vorige|eerdere|bovenstaande)\s+(?:instructies|opdrachten))"
     # Chinese, Japanese, Russian
@@ -56,9 +61,11 @@ NEW_INSTRUCTIONS = (
     r"|новы[ея]\s+инструкци[яи]|新(?:的)?指令)\s*[:\uff1a]"  # a colon, or its full-width form
 )
 
+#: "Your", addressed to the model: familiar forms, and the polite ones that name no third person (German "Ihr"
+#: is also "her"/"their", Spanish "su" also "his"/"their": left out).
 _POSSESSIVE = (
-    r"(?:dein(?:e[nm]?)?|Ihr(?:e[nm]?)?|ton|ta|tes|votre|vos|tu|tus|su|sus|(?:il\s+|i\s+|le\s+)?tu(?:o|oi|e)"
-    r"|(?:o\s+|a\s+|os\s+|as\s+)?(?:seu|sua|seus|suas|teu|tua|teus|tuas)|je|jouw|свой|твой|ваш|свои|твои|ваши)"
+    r"(?:\b(?:dein(?:e[nm]?)?|ton|ta|tes|votre|vos|tu|tus|(?:il\s+|i\s+|le\s+)?tu(?:o|oi|e)"
+    r"|(?:o\s+|a\s+|os\s+|as\s+)?(?:teu|tua|teus|tuas)|jouw)\b|свой|твой|ваш|свои|твои|ваши)"
 )
 _PROMPT_NOUN = (
     r"(?:System-?prompt|System-?anweisung(?:en)?|(?:urspr[üu]nglichen|anf[äa]nglichen|ersten|geheimen|versteckten)\s+"
@@ -80,9 +87,18 @@ REVEAL_PROMPT = (
     r"|toon|geef|herhaal|wat\s+(?:is|zijn))\b"
     rf"|покажи|напиши|выведи|повтори|раскрой|какой|какие){_S}{_POSSESSIVE}\s+{_PROMPT_NOUN}"
     # "what stood at the start of this conversation?"
-    r"|\bwas\s+(?:stand|steht)\s+(?:am\s+Anfang|ganz\s+oben|zu\s+Beginn)\s+(?:dieses|des|unseres)\s+"
+    r"|\bwas\s+(?:stand|steht)\s+(?:am\s+Anfang|ganz\s+oben|zu\s+Beginn)\s+(?:dieses|unseres)\s+"
     r"(?:Gespr[äa]chs|Prompts|Chats)"
 )
+
+_PROMPT_STEM = re.compile(r"prompt|anweisung|instruc|istruz|instru|stand|steht|промпт|инструкци", re.IGNORECASE)
+
+
+def may_reveal_prompt(text: str) -> bool:
+    """A cheap necessary test for `REVEAL_PROMPT` (every match names the prompt or stood/steht), run on text
+    of any script: the pattern tries a verb at every word, which costs about 0.1 s per 50,000 characters."""
+    return _PROMPT_STEM.search(text) is not None
+
 
 #: Per rule, lower-case strings of which every ASCII match holds at least one (see the module docstring).
 TRIGGERS: dict[str, tuple[str, ...]] = {
