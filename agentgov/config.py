@@ -164,6 +164,9 @@ class Settings:
     # this long after its owner died (docs/design.md).
     lease_seconds: float = 15.0
     notify_status_interval: float = 30.0
+    # NOTIFY_RECHECK_INTERVAL: how often a live WebSocket's token is checked again (logout, a block, a deleted
+    # user or a password reset close it within this long, with 4003)
+    notify_recheck_interval: float = 5.0
     jwt_previous_secrets: tuple[str, ...] = ()
     superadmin_email: str = ""
     superadmin_password: str = ""
@@ -229,6 +232,7 @@ class Settings:
             "hitl_timeout": _number(env, "HITL_TIMEOUT", 3600.0),
             "lease_seconds": _number(env, "LEASE_SECONDS", 15.0),
             "notify_status_interval": _number(env, "NOTIFY_STATUS_INTERVAL", 30.0),
+            "notify_recheck_interval": _number(env, "NOTIFY_RECHECK_INTERVAL", 5.0),
             "jwt_previous_secrets": previous_secrets,
             "superadmin_email": env.get("SUPERADMIN_EMAIL", "").strip(),
             "superadmin_password": env.get("SUPERADMIN_PASSWORD", ""),

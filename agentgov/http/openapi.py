@@ -64,7 +64,7 @@ ERROR_DESCRIPTIONS = {
     415: "Content-Type must be application/json",
     422: "Validation failed: `errors` names each wrong field",
     429: "Too many failed attempts; see Retry-After",
-    502: "The identity provider could not be reached or answered wrongly",
+    502: "An upstream service (the identity provider, the SIEM) could not be reached or answered wrongly",
     503: "Service unavailable (busy, stopping, or storage unreachable); see Retry-After",
 }
 
@@ -82,6 +82,7 @@ EXTRA_RESPONSES: dict[str, tuple[int, ...]] = {
     "exports.manifest": (200,),
     "exports.public_key": (200,),
     "exports.download": (200, 404, 409, 410),
+    "siem.siem_test": (409, 502),
     "tenants.create_tenant": (409,),
     "tenants.list_tenants": (200,),
     "auth.login": (401, 429),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from typing import Annotated, Any, Generic, TypeVar
@@ -40,6 +41,18 @@ def bounded_name(max_length: int) -> Any:
 
 
 Name = bounded_name(200)
+
+
+def storable_json(value: Any, max_bytes: int, what: str) -> Any:
+    """`value` if JSON holds it exactly (no NaN or infinity, which Python's reader accepts and JSON has not)
+    within `max_bytes`. Raises `ValueError` naming `what` (a 422 for the field, in a model's validator)."""
+    try:
+        size = len(json.dumps(value, allow_nan=False))
+    except ValueError:
+        raise ValueError(f"{what} must not contain NaN or infinite numbers") from None
+    if size > max_bytes:
+        raise ValueError(f"{what} must serialise to at most {max_bytes} bytes of JSON")
+    return value
 
 
 class RequestModel(BaseModel):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -10,6 +12,21 @@ from agentgov.env import ConfigError, number
 
 TRANSPORTS = ("syslog-udp", "syslog-tcp", "syslog-tls", "splunk-hec")
 FORMATS = ("cef", "leef", "json")
+
+
+_HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
+
+
+def _is_host(host: str) -> bool:
+    """Whether `host` is an IP address (v4 or v6) or a DNS host name (labels of letters, digits and inner
+    hyphens, at most 253 characters)."""
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return True
+    except ValueError:
+        pass
+    name = host.removesuffix(".")
+    return 0 < len(name) <= 253 and all(_HOST_LABEL.fullmatch(label) for label in name.split("."))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +96,8 @@ class SiemSettings:
                 raise ConfigError("SIEM_TOKEN is required for splunk-hec")
         elif not host:
             raise ConfigError(f"SIEM_HOST is required for {transport}")
+        elif not _is_host(host):
+            raise ConfigError(f"SIEM_HOST must be a host name or an IP address, not {host!r}")
         default_port = 6514 if transport == "syslog-tls" else 514
         port = int(number(env, "SIEM_PORT", default_port))
         if not 0 < port < 65536:

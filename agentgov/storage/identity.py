@@ -319,6 +319,18 @@ class IdentityRepo:
 
         return await self.db.write(run)
 
+    async def revoke_user_keys(self, user_id: str) -> list[str]:
+        """Revoke every API key of the user (their own and their sessions'); return all their key ids."""
+
+        def run(conn: Connection) -> list[str]:
+            conn.execute(
+                "UPDATE api_keys SET revoked_at = :t WHERE user_id = :id AND revoked_at IS NULL",
+                {"t": now_iso(), "id": user_id},
+            )
+            return [r["id"] for r in conn.fetchall("SELECT id FROM api_keys WHERE user_id = :id", {"id": user_id})]
+
+        return await self.db.write(run)
+
     async def key_ids_of_user(self, user_id: str) -> list[str]:
         rows = await self.db.read(lambda c: c.fetchall("SELECT id FROM api_keys WHERE user_id = :id", {"id": user_id}))
         return [r["id"] for r in rows]

@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import json
 import re
+import types
 import typing
 import uuid
 from collections.abc import AsyncIterator
@@ -241,3 +242,58 @@ def test_every_boolean_in_a_request_body_takes_a_json_boolean_only() -> None:
                     continue
             loose.append((model.__name__, name, value))
     assert not loose
+
+
+def _base_types(annotation: Any) -> set[Any]:
+    """The plain types an annotation admits (unwrapping Annotated and unions, not containers)."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _base_types(typing.get_args(annotation)[0])
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return set().union(*(_base_types(arg) for arg in typing.get_args(annotation)))
+    return {annotation}
+
+
+def test_every_number_in_a_request_body_takes_a_json_number_only() -> None:
+    """A body's number is never read from text ("0.5", "1"): each int and float field of every request model
+    is strict, so a string is a 422 of type int_type/float_type naming the field."""
+    from agentgov.http.schemas import RequestModel  # every route module is imported with `create_app`
+
+    models, stack = [], list(RequestModel.__subclasses__())
+    while stack:
+        model = stack.pop()
+        models.append(model)
+        stack.extend(model.__subclasses__())
+    numbers = [
+        (model, name)
+        for model in models
+        for name, field in model.model_fields.items()
+        if _base_types(field.annotation) & {int, float} and bool not in _base_types(field.annotation)
+    ]
+    assert len(numbers) >= 15  # risk scores, training parameters, thresholds
+    loose = []
+    for model, name in numbers:
+        try:
+            model.model_validate({name: "1"})
+        except ValidationError as exc:
+            if any(e["loc"][:1] == (name,) and e["type"] in ("int_type", "float_type") for e in exc.errors()):
+                continue
+        loose.append((model.__name__, name))
+    assert not loose
+
+
+async def test_json_that_cannot_be_sent_back_is_refused_where_it_would_be_kept(client, credentials) -> None:
+    """NaN and infinities (Python's reader accepts them) in agent metadata would make every later listing
+    invalid JSON: a 422 naming the field, on create and update."""
+    raw = b'{"name": "n", "type": "llm", "metadata": {"x": NaN}}'
+    json_headers = {**credentials, "Content-Type": "application/json"}
+    response = await client.post("/api/v1/agents/register", data=raw, headers=json_headers)
+    body = await response.get_json()
+    assert response.status_code == 422 and "NaN" in body["detail"] and body["errors"][0]["field"] == "metadata"
+    created = await client.post("/api/v1/agents/register", json={"name": "n", "type": "llm"}, headers=credentials)
+    agent = await created.get_json()
+    response = await client.put(
+        f"/api/v1/agents/{agent['id']}", data=b'{"metadata": {"z": -Infinity}}', headers=json_headers
+    )
+    assert response.status_code == 422 and (await response.get_json())["errors"][0]["field"] == "metadata"
+    listing = await client.get("/api/v1/agents", headers=credentials)
+    assert b"NaN" not in await listing.get_data() and b"Infinity" not in await listing.get_data()

@@ -146,15 +146,30 @@ async def test_demotion_caps_the_users_keys(client, admin_session) -> None:
     assert (await client.get("/api/v1/users", headers={"X-API-Key": raw})).status_code == 403
 
 
+async def _keys_of(client, session: dict) -> list[str]:
+    """The session's key and a user key made with it."""
+    made = await client.post("/api/v1/api-keys", json={"name": "own"}, headers=bearer(session))
+    assert made.status_code == 201
+    return [session["api_key"], (await made.get_json())["api_key"]]
+
+
+async def _work(client, keys: list[str]) -> list[int]:
+    return [(await client.get("/api/v1/agents", headers={"X-API-Key": raw})).status_code for raw in keys]
+
+
 async def test_password_reset_and_change(client, admin_session) -> None:
     dev = await create_user(client, admin_session, "pw@acme.example")
+    before = await _keys_of(client, await login(client, "pw@acme.example"))
+    assert await _work(client, before) == [200, 200]
     response = await client.post(
         f"/api/v1/users/{dev['id']}/reset-password",
         json={"new_password": "a brand new passphrase"},
         headers=bearer(admin_session),
     )
     assert response.status_code == 204
+    assert await _work(client, before) == [401, 401]  # a reset ends the session key and the user's own keys
     session = await login(client, "pw@acme.example", "a brand new passphrase")
+    keys = await _keys_of(client, session)
     response = await client.post(
         "/api/v1/users/me/change-password",
         json={"current_password": "wrong wrong wrong", "new_password": "another passphrase!"},
@@ -174,7 +189,9 @@ async def test_password_reset_and_change(client, admin_session) -> None:
     )
     assert response.status_code == 204
     assert (await client.get("/api/v1/users/me", headers=bearer(session))).status_code == 401
-    await login(client, "pw@acme.example", "another passphrase!")
+    assert await _work(client, keys) == [401, 401]  # so does a change
+    after = await _keys_of(client, await login(client, "pw@acme.example", "another passphrase!"))
+    assert await _work(client, after) == [200, 200]
 
 
 async def test_own_profile(client, admin_session) -> None:

@@ -301,3 +301,54 @@ async def test_disconnected_client_is_unsubscribed(server: Server) -> None:
     with trio.fail_after(WAIT):
         while (await ref.ask(GetStats())).subscribers != 0:
             await trio.testing.wait_all_tasks_blocked()
+
+
+@pytest.fixture
+async def rechecking_server(database_url: str) -> AsyncIterator[Server]:
+    """The server with live tokens checked again every 50 ms (the default is 5 s)."""
+    async with live_server(settings_for(database_url, notify_recheck_interval=0.05)) as (http, running):
+        yield Server(http, running)
+
+
+async def _closed_with(ws: WebSocketConnection) -> int:
+    with trio.fail_after(WAIT), pytest.raises(ConnectionClosed) as closed:
+        while True:
+            await ws.get_message()
+    return int(closed.value.reason.code)
+
+
+async def test_a_live_connection_ends_when_its_access_ends(rechecking_server: Server) -> None:
+    """Logout (the token revoked), a block and a password reset each close a connected subscriber with 4003;
+    until then it is served."""
+    server = rechecking_server
+    tenant = await new_tenant(server, "Acme")
+    svc = server.services
+    admin_key = {"X-API-Key": tenant["api_key"]}
+    for ending in ("revoke", "block", "reset"):
+        user = await svc.identity.create_user(
+            tenant["id"], NewUser(email=f"{ending}@example.com", role="Admin", password_hash=None)
+        )
+        token = svc.tokens.issue(user_id=user.id, tenant_id=tenant["id"], role="Admin", session_key_id=None).token
+        async with connect(server.ws_url(token)) as ws:
+            assert (await next_event(ws, skip_status=False))["event"] == "system.status"
+            if ending == "revoke":
+                await svc.tokens.revoke(await svc.tokens.verify(token))
+            elif ending == "block":
+                assert (await server.http.post(f"/api/v1/users/{user.id}/block", headers=admin_key)).status_code == 200
+            else:
+                reset = await server.http.post(
+                    f"/api/v1/users/{user.id}/reset-password",
+                    json={"new_password": "a long enough passphrase"},
+                    headers=admin_key,
+                )
+                assert reset.status_code == 204
+            assert await _closed_with(ws) == 4003, ending
+
+
+async def test_a_client_message_over_the_limit_closes_the_connection(server: Server) -> None:
+    tenant = await new_tenant(server, "Acme")
+    async with connect(server.ws_url(await user_token(server, tenant["id"])), message_queue_size=1) as ws:
+        assert (await next_event(ws, skip_status=False))["event"] == "system.status"
+        await ws.send_message("x" * 20_000)  # read and ignored
+        await ws.send_message("x" * 70_000)
+        assert await _closed_with(ws) == 1009

@@ -36,6 +36,8 @@ async def test_who_may_call_the_siem_routes(database_url: str) -> None:
             assert body["sent"] == body["failed"] == body["dropped"] == body["outbox_depth"] == 0
             response = await client.post(f"{API}/siem/test", headers=headers)
             assert response.status_code == 409 and "SIEM_TRANSPORT" in (await response.get_json())["detail"]
+        document = await (await client.get("/openapi.json")).get_json()
+        assert {"409", "502"} <= set(document["paths"][f"{API}/siem/test"]["post"]["responses"])  # as answered
 
 
 async def test_unreachable_destination_is_a_502_and_events_wait_in_the_outbox(database_url: str) -> None:

@@ -35,6 +35,9 @@ def test_hec_destination_hides_credentials() -> None:
         ({"SIEM_TRANSPORT": "syslog-udp", "SIEM_HOST": "h", "SIEM_FORMAT": "xml"}, "SIEM_FORMAT"),
         ({"SIEM_TRANSPORT": "syslog-udp", "SIEM_HOST": "h", "SIEM_PORT": "70000"}, "SIEM_PORT"),
         ({"SIEM_TRANSPORT": "syslog-udp", "SIEM_HOST": "h", "SIEM_PORT": "x"}, "SIEM_PORT"),
+        ({"SIEM_TRANSPORT": "syslog-tcp", "SIEM_HOST": "bad host name!"}, "SIEM_HOST"),
+        ({"SIEM_TRANSPORT": "syslog-tcp", "SIEM_HOST": "-leading.example"}, "SIEM_HOST"),
+        ({"SIEM_TRANSPORT": "syslog-tcp", "SIEM_HOST": "a" * 64 + ".example"}, "SIEM_HOST"),
         ({"SIEM_TRANSPORT": "syslog-tls", "SIEM_HOST": "h", "SIEM_TLS_CA": "/nonexistent.pem"}, "SIEM_TLS_CA"),
         ({"SIEM_TRANSPORT": "splunk-hec", "SIEM_TOKEN": "t"}, "SIEM_URL"),
         ({"SIEM_TRANSPORT": "splunk-hec", "SIEM_URL": "https://s:8088"}, "SIEM_TOKEN"),
@@ -46,3 +49,8 @@ def test_hec_destination_hides_credentials() -> None:
 def test_bad_settings_are_refused_by_name(env: dict[str, str], named: str) -> None:
     with pytest.raises(ConfigError, match=named):
         Settings.from_env(env)
+
+
+@pytest.mark.parametrize("host", ["siem.example.com", "localhost", "127.0.0.1", "::1", "[::1]", "collector-2."])
+def test_host_names_and_addresses_are_taken(host: str) -> None:
+    assert Settings.from_env({"SIEM_TRANSPORT": "syslog-tcp", "SIEM_HOST": host}).siem.host == host

@@ -7,7 +7,6 @@ another tenant, is a 404; a malformed id a 422.
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, model_validator
@@ -34,7 +33,7 @@ from agentgov.http.actor_calls import ask_actor
 from agentgov.http.auth import Scheme, authorize, services, tenant_id
 from agentgov.http.errors import ApiError
 from agentgov.http.ids import parse_uuid
-from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, RequestModel, bounded_name, page
+from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, RequestModel, bounded_name, page, storable_json
 from agentgov.http.validation import json_body, parse_model, query, read_json
 from agentgov.security.roles import Permission
 from agentgov.storage.agents import Agent
@@ -55,9 +54,7 @@ Capability = Annotated[str, Field(min_length=1, max_length=200)]
 
 
 def _metadata_size(value: dict[str, Any] | None) -> dict[str, Any] | None:
-    if value is not None and len(json.dumps(value)) > MAX_METADATA_BYTES:
-        raise ValueError(f"metadata must serialise to at most {MAX_METADATA_BYTES} bytes of JSON")
-    return value
+    return None if value is None else storable_json(value, MAX_METADATA_BYTES, "metadata")
 
 
 Metadata = Annotated[dict[str, Any], AfterValidator(_metadata_size)]

@@ -113,16 +113,22 @@ class ManualReport(RequestModel):
 
 class TrainRequest(RequestModel):
     target_alert_rate: float | None = Field(
-        default=None, gt=0, lt=0.5, description="share of normal traffic over the threshold (default: setting)"
+        strict=True,
+        default=None,
+        gt=0,
+        lt=0.5,
+        description="share of normal traffic over the threshold (default: setting)",
     )
-    session_gap_seconds: float | None = Field(default=None, gt=0, le=86400)
-    min_events_per_agent: int | None = Field(default=None, ge=5, le=100000)
-    window_days: float | None = Field(default=None, gt=0, le=3650, description="history to learn from")
-    max_rows: int | None = Field(default=None, ge=100, le=5_000_000)
+    session_gap_seconds: float | None = Field(strict=True, default=None, gt=0, le=86400)
+    min_events_per_agent: int | None = Field(strict=True, default=None, ge=5, le=100000)
+    window_days: float | None = Field(strict=True, default=None, gt=0, le=3650, description="history to learn from")
+    max_rows: int | None = Field(strict=True, default=None, ge=100, le=5_000_000)
 
 
 class ThresholdIn(RequestModel):
-    threshold: float | None = Field(ge=0.0, le=1.0, description="0..1; null goes back to the version's own")
+    threshold: float | None = Field(
+        strict=True, ge=0.0, le=1.0, description="0..1; null goes back to the version's own"
+    )
 
 
 class AutoTrainingOut(BaseModel):

@@ -57,7 +57,7 @@ def _storable(value: Any) -> Any:
 
 JsonObject = Annotated[dict[str, Any], AfterValidator(_storable)]
 Step = Annotated[str, Field(max_length=4000)]
-RiskScore = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False, description="0.0 to 1.0")]
+RiskScore = Annotated[float, Field(strict=True, ge=0.0, le=1.0, allow_inf_nan=False, description="0.0 to 1.0")]
 
 
 #: How far in the future an event time may be (clock skew between the agent and the service).

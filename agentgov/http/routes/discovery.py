@@ -7,7 +7,6 @@ writes need `agents:update`. Unknown or other tenants' ids are 404, malformed id
 from __future__ import annotations
 
 import ipaddress
-import json
 import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -39,7 +38,7 @@ from agentgov.http.auth import Scheme, authorize, services, tenant_id
 from agentgov.http.errors import ApiError
 from agentgov.http.ids import parse_uuid
 from agentgov.http.routes.agents import AgentOut, AgentType
-from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, RequestModel, bounded_name, page
+from agentgov.http.schemas import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, RequestModel, bounded_name, page, storable_json
 from agentgov.http.validation import json_body, parse_model, query, read_json
 from agentgov.ml.discovery import DEFAULT_MERGE_THRESHOLD
 from agentgov.security.roles import Permission
@@ -71,9 +70,7 @@ def _address(value: str | None) -> str | None:
 
 
 def _metadata_size(value: dict[str, Any]) -> dict[str, Any]:
-    if len(json.dumps(value)) > MAX_METADATA_BYTES:
-        raise ValueError(f"metadata must serialise to at most {MAX_METADATA_BYTES} bytes of JSON")
-    return value
+    return storable_json(value, MAX_METADATA_BYTES, "metadata")
 
 
 def _text(max_length: int) -> Any:
@@ -113,7 +110,7 @@ class BatchIn(RequestModel):
 
 
 class ClusterIn(RequestModel):
-    distance_threshold: float = Field(default=DEFAULT_MERGE_THRESHOLD, gt=0.0, le=2.0)
+    distance_threshold: float = Field(strict=True, default=DEFAULT_MERGE_THRESHOLD, gt=0.0, le=2.0)
 
 
 class ConfirmIn(RequestModel):

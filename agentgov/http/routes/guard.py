@@ -122,17 +122,33 @@ class FeedbackOut(BaseModel):
 
 
 class TrainIn(RequestModel):
-    target_fpr: float | None = Field(default=None, ge=0.001, le=0.2, description="held-out false-positive rate")
-    feedback_weight: float | None = Field(default=None, ge=1, le=100, description="weight of a feedback row")
-    regularisation: float | None = Field(default=None, ge=0.01, le=1000)
-    max_family_fpr: float | None = Field(
-        default=None, ge=0.001, le=0.2, description="held-out false-positive rate of any one benign source family"
+    target_fpr: float | None = Field(
+        strict=True, default=None, ge=0.001, le=0.2, description="held-out false-positive rate"
     )
-    style_weight: float | None = Field(default=None, ge=0, le=0.9, description="the style model's share (0: none)")
-    style_words: int | None = Field(default=None, ge=50, le=5000, description="tokens the style model keeps")
-    style_regularisation: float | None = Field(default=None, ge=0.01, le=1000)
+    feedback_weight: float | None = Field(
+        strict=True, default=None, ge=1, le=100, description="weight of a feedback row"
+    )
+    regularisation: float | None = Field(strict=True, default=None, ge=0.01, le=1000)
+    max_family_fpr: float | None = Field(
+        strict=True,
+        default=None,
+        ge=0.001,
+        le=0.2,
+        description="held-out false-positive rate of any one benign source family",
+    )
+    style_weight: float | None = Field(
+        strict=True, default=None, ge=0, le=0.9, description="the style model's share (0: none)"
+    )
+    style_words: int | None = Field(
+        strict=True, default=None, ge=50, le=5000, description="tokens the style model keeps"
+    )
+    style_regularisation: float | None = Field(strict=True, default=None, ge=0.01, le=1000)
     harm_fpr: float | None = Field(
-        default=None, ge=0, le=0.05, description="benign base rows a framed harmful request may flag (0: none)"
+        strict=True,
+        default=None,
+        ge=0,
+        le=0.05,
+        description="benign base rows a framed harmful request may flag (0: none)",
     )
 
 

@@ -52,7 +52,7 @@ class ApprovalCreate(RequestModel):
     resource: bounded_name(1000)  # type: ignore[valid-type]
     context: dict[str, Any] = Field(default_factory=dict, description="Free-form context shown to reviewers.")
     reason: str = Field("", max_length=MAX_TEXT, description="Why approval is needed.")
-    risk_score: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False)
+    risk_score: float | None = Field(None, strict=True, ge=0.0, le=1.0, allow_inf_nan=False)
     policy_ids: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
         default_factory=list, max_length=MAX_POLICY_IDS, description="Policies that asked for the approval."
     )

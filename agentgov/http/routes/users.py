@@ -100,9 +100,11 @@ async def _user_or_404(user_id: str) -> User:
 
 
 async def _end_access(user_id: str) -> None:
+    """End every token and API key of the user at once: the keys are revoked (a new password or a block is
+    not undone by an old key) and dropped from the verification cache."""
     svc = services()
     await svc.tokens.revoke_user(user_id)
-    await forget_keys(svc, await svc.identity.key_ids_of_user(user_id))
+    await forget_keys(svc, await svc.identity.revoke_user_keys(user_id))
 
 
 # -- own profile -------------------------------------------------------------------------------------

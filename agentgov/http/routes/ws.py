@@ -15,7 +15,10 @@ status_interval_seconds, instance: the process serving this connection; sent fir
 `NOTIFY_STATUS_INTERVAL` seconds). Only the tenant's own events are sent. What clients send is read and ignored.
 
 Close codes: 1001 the service is shutting down; 1013 the notifier is unavailable, retry later; 4001 the
-access token expired (reconnect with a fresh one); 4008 the client read too slowly: its buffer of pending
+access token expired (reconnect with a fresh one); 4003 the access ended (the token was revoked by a logout, the
+user was blocked or deleted, their password was reset or changed, or their role may no longer read events): the
+token is checked again every `NOTIFY_RECHECK_INTERVAL` seconds (while the credentials cannot be checked, the
+connection stays); 4008 the client read too slowly: its buffer of pending
 events overflowed, so events were dropped and it is disconnected (reconnect, and re-read state such as
 `GET /hitl/pending`). A client that stops reading altogether is dropped by the notifier at once; its close
 frame follows whatever is still queued on the socket.
@@ -27,6 +30,7 @@ import dataclasses
 import logging
 import time
 from contextlib import suppress
+from functools import partial
 from typing import Any
 
 import jwt
@@ -54,6 +58,7 @@ PERMISSION = Permission.STATUS_READ
 CLOSE_GOING_AWAY = 1001
 CLOSE_TRY_AGAIN = 1013
 CLOSE_TOKEN_EXPIRED = 4001
+CLOSE_ACCESS_ENDED = 4003
 CLOSE_TOO_SLOW = 4008
 
 
@@ -94,7 +99,7 @@ async def serve_subscriber() -> Response | None:
         await websocket.accept()
         link.writer = FrameWriter.of(websocket.scope.get(SEND_KEY))
         link.subscription.writer = link.writer
-        code, reason = await _relay(svc, link, _expiry(token))
+        code, reason = await _relay(svc, link, token)
         link.subscription.writer = None  # nothing may follow the close frame
         await websocket.close(code, reason)
     finally:
@@ -131,10 +136,25 @@ def _expiry(token: str) -> float:
     return float(claims["exp"])
 
 
-async def _relay(svc: Services, link: _Link, expires_at: float) -> tuple[int, str]:
-    """Send events until the subscription ends, the token expires or the service shuts down; returns the
-    close code and reason. Cancelled when the client disconnects."""
+async def _access_ended(svc: Services, token: str) -> None:
+    """Return once `token` no longer admits its holder to the channel (revoked, user blocked or deleted, role
+    without the permission), checking every `notify_recheck_interval` seconds. An outage of the database or
+    the cache is no verdict: the check is tried again at the next interval."""
+    while True:
+        await trio.sleep(svc.settings.notify_recheck_interval)
+        try:
+            await authenticate_websocket_token(token, PERMISSION)
+        except ApiError:
+            return
+        except (DatabaseError, CacheError):
+            log.warning("websocket credentials could not be checked again; kept open")
+
+
+async def _relay(svc: Services, link: _Link, token: str) -> tuple[int, str]:
+    """Send events until the subscription ends, the token expires or stops admitting its holder, or the service
+    shuts down; returns the close code and reason. Cancelled when the client disconnects."""
     outcome: list[tuple[int, str]] = []
+    expires_at = _expiry(token)
 
     async with trio.open_nursery() as nursery:
 
@@ -153,6 +173,7 @@ async def _relay(svc: Services, link: _Link, expires_at: float) -> tuple[int, st
         nursery.start_soon(ignore_incoming)
         nursery.start_soon(finish_when, svc.shutting_down.wait, CLOSE_GOING_AWAY, "server shutting down")
         nursery.start_soon(finish_when, token_expired, CLOSE_TOKEN_EXPIRED, "access token expired")
+        nursery.start_soon(finish_when, partial(_access_ended, svc, token), CLOSE_ACCESS_ENDED, "access ended")
         while True:
             async for item in link.subscription.receive:
                 if isinstance(item, bytes):  # the rest of a frame the notifier began writing
