@@ -215,16 +215,22 @@ async def test_a_huge_policy_version_is_not_found(client, credentials) -> None:
     assert (await client.get(f"/api/v1/policies/{policy_id}/versions/1", headers=credentials)).status_code == 200
 
 
-def test_every_boolean_in_a_request_body_takes_a_json_boolean_only() -> None:
-    """A body's `true`/`false` is never read from "yes", "off", 1 or 0 (pydantic's lax mode would): each boolean
-    field of every request model is strict, so a wrong type is a 422 naming it."""
-    from agentgov.http.schemas import RequestModel  # every route module is imported with `create_app`
+def _request_models() -> list[type[Any]]:
+    """Every request body model (every route module is imported with `create_app`)."""
+    from agentgov.http.schemas import RequestModel
 
     models, stack = [], list(RequestModel.__subclasses__())
     while stack:
         model = stack.pop()
         models.append(model)
         stack.extend(model.__subclasses__())
+    return models
+
+
+def test_every_boolean_in_a_request_body_takes_a_json_boolean_only() -> None:
+    """A body's `true`/`false` is never read from "yes", "off", 1 or 0 (pydantic's lax mode would): each boolean
+    field of every request model is strict, so a wrong type is a 422 naming it."""
+    models = _request_models()
     booleans = [
         (model, name)
         for model in models
@@ -256,13 +262,7 @@ def _base_types(annotation: Any) -> set[Any]:
 def test_every_number_in_a_request_body_takes_a_json_number_only() -> None:
     """A body's number is never read from text ("0.5", "1"): each int and float field of every request model
     is strict, so a string is a 422 of type int_type/float_type naming the field."""
-    from agentgov.http.schemas import RequestModel  # every route module is imported with `create_app`
-
-    models, stack = [], list(RequestModel.__subclasses__())
-    while stack:
-        model = stack.pop()
-        models.append(model)
-        stack.extend(model.__subclasses__())
+    models = _request_models()
     numbers = [
         (model, name)
         for model in models
