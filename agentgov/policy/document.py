@@ -232,7 +232,31 @@ def validate_document(doc: PolicyDocument) -> ValidatedDocument:
         owner = by_position.get(pos) if pos is not None else None
         problems.append(Problem("type", message, pos, owner.policy_id if owner else None))
 
+    if not problems and not compiles([i.est for i in infos]):
+        problems.append(Problem("complexity", UNCOMPILABLE))
     if problems:
         problems.sort(key=lambda p: p.position or 0)
         raise PolicyValidationError(doc.name, problems)
     return ValidatedDocument(doc, tuple(infos))
+
+
+UNCOMPILABLE = (
+    "the policies cannot be compiled: an expression nests too deep (write long alternatives as a set: action in [...])"
+)
+
+
+def as_policy_set_json(ests: list[Mapping[str, Any]]) -> str:
+    """Cedar's JSON form of a policy set holding `ests` (keys `p0`, `p1`, … in order)."""
+    return json.dumps(
+        {"staticPolicies": {f"p{i}": est for i, est in enumerate(ests)}, "templates": {}, "templateLinks": []}
+    )
+
+
+def compiles(ests: list[Mapping[str, Any]]) -> bool:
+    """Whether the Cedar library builds a policy set of `ests` (its JSON reader refuses ESTs nested past its
+    limit, from about 59 chained operators, which parsing the text accepted)."""
+    try:
+        cedarpy.PolicySet.from_json_str(as_policy_set_json(ests))
+    except ValueError:
+        return False
+    return True

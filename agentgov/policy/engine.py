@@ -33,7 +33,7 @@ import cedarpy
 
 from .annotations import highest_severity
 from .decision import Decision, PolicyEvaluationError, explain
-from .document import PolicyDocument, PolicyInfo, ValidatedDocument, validate_document
+from .document import UNCOMPILABLE, PolicyDocument, PolicyInfo, ValidatedDocument, as_policy_set_json, validate_document
 from .errors import PolicyValidationError, Problem
 from .request import (
     AgentAttributes,
@@ -73,12 +73,10 @@ class CompiledPolicySet:
         self.policies: tuple[PolicyInfo, ...] = tuple(policies)
         self.default_allow = default_allow
         self._by_key: dict[str, PolicyInfo] = {f"p{i}": p for i, p in enumerate(self.policies)}
-        as_json = {
-            "staticPolicies": {key: p.est for key, p in self._by_key.items()},
-            "templates": {},
-            "templateLinks": [],
-        }
-        self._cedar = cedarpy.PolicySet.from_json_str(json.dumps(as_json))
+        try:
+            self._cedar = cedarpy.PolicySet.from_json_str(as_policy_set_json([p.est for p in self.policies]))
+        except ValueError:  # a document stored before validation compiled it: named, so it can be left out
+            raise PolicyValidationError("policy set", [Problem("complexity", UNCOMPILABLE)]) from None
         self._memo: OrderedDict[tuple[AgentAttributes, str, str, str], Decision] = OrderedDict()
 
     def __len__(self) -> int:

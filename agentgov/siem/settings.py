@@ -14,14 +14,14 @@ TRANSPORTS = ("syslog-udp", "syslog-tcp", "syslog-tls", "splunk-hec")
 FORMATS = ("cef", "leef", "json")
 
 
-_HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
+_HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9_-]{1,63}(?<!-)")  # "_" too: container and compose service names
 
 
 def _is_host(host: str) -> bool:
-    """Whether `host` is an IP address (v4 or v6) or a DNS host name (labels of letters, digits and inner
+    """Whether `host` is an IP address (v4 or v6) or a host name (labels of letters, digits, underscores and inner
     hyphens, at most 253 characters)."""
     try:
-        ipaddress.ip_address(host.strip("[]"))
+        ipaddress.ip_address(host)
         return True
     except ValueError:
         pass
@@ -87,6 +87,8 @@ class SiemSettings:
         if fmt not in FORMATS:
             raise ConfigError(f"SIEM_FORMAT must be one of {', '.join(FORMATS)}, not {fmt!r}")
         host = env.get("SIEM_HOST", "").strip()
+        if host.startswith("[") and host.endswith("]"):  # an IPv6 address as written in a URL
+            host = host[1:-1]
         url = env.get("SIEM_URL", "").strip().rstrip("/")
         token = env.get("SIEM_TOKEN", "").strip()
         if transport == "splunk-hec":

@@ -318,13 +318,13 @@ async def _closed_with(ws: WebSocketConnection) -> int:
 
 
 async def test_a_live_connection_ends_when_its_access_ends(rechecking_server: Server) -> None:
-    """Logout (the token revoked), a block and a password reset each close a connected subscriber with 4003;
-    until then it is served."""
+    """Logout (the token revoked), a block, a password reset and a role change each close a connected
+    subscriber with 4003; until then it is served."""
     server = rechecking_server
     tenant = await new_tenant(server, "Acme")
     svc = server.services
     admin_key = {"X-API-Key": tenant["api_key"]}
-    for ending in ("revoke", "block", "reset"):
+    for ending in ("revoke", "block", "reset", "demote"):
         user = await svc.identity.create_user(
             tenant["id"], NewUser(email=f"{ending}@example.com", role="Admin", password_hash=None)
         )
@@ -335,6 +335,11 @@ async def test_a_live_connection_ends_when_its_access_ends(rechecking_server: Se
                 await svc.tokens.revoke(await svc.tokens.verify(token))
             elif ending == "block":
                 assert (await server.http.post(f"/api/v1/users/{user.id}/block", headers=admin_key)).status_code == 200
+            elif ending == "demote":  # subscribed as Admin; the role it reads events with changed
+                demoted = await server.http.put(
+                    f"/api/v1/users/{user.id}/role", json={"role": "Developer"}, headers=admin_key
+                )
+                assert demoted.status_code == 200
             else:
                 reset = await server.http.post(
                     f"/api/v1/users/{user.id}/reset-password",

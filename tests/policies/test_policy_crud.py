@@ -171,7 +171,13 @@ async def test_delete_is_soft_and_keeps_history(client, tenant) -> None:
         ),
         (  # too deep for the JSON reader: was a 500
             "permit (principal, action, resource) when { " + " || ".join(["true"] * 600) + " };",
-            ["complexity", "nests more than 400 deep"],
+            ["complexity", "nests more than 200 deep"],
+        ),
+        (  # compiled at write: 70 alternatives were stored, then failed to build and every later write was a 500
+            "permit (principal, action, resource) when { "
+            + " || ".join(f'action == Action::"tool.{n}"' for n in range(70))
+            + " };",
+            ["complexity", "cannot be compiled", "action in [...]"],
         ),
     ],
     ids=[
@@ -184,6 +190,7 @@ async def test_delete_is_soft_and_keeps_history(client, tenant) -> None:
         "empty",
         "nested",
         "chained",
+        "uncompilable",
     ],
 )
 async def test_invalid_documents_are_422_naming_the_policy(client, tenant, cedar: str, fragments: list[str]) -> None:

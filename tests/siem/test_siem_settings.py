@@ -51,6 +51,17 @@ def test_bad_settings_are_refused_by_name(env: dict[str, str], named: str) -> No
         Settings.from_env(env)
 
 
-@pytest.mark.parametrize("host", ["siem.example.com", "localhost", "127.0.0.1", "::1", "[::1]", "collector-2."])
-def test_host_names_and_addresses_are_taken(host: str) -> None:
-    assert Settings.from_env({"SIEM_TRANSPORT": "syslog-tcp", "SIEM_HOST": host}).siem.host == host
+@pytest.mark.parametrize(
+    ("host", "kept"),
+    [
+        ("siem.example.com", "siem.example.com"),
+        ("localhost", "localhost"),
+        ("siem_collector", "siem_collector"),  # a compose service name
+        ("127.0.0.1", "127.0.0.1"),
+        ("::1", "::1"),
+        ("[::1]", "::1"),
+        ("collector-2.", "collector-2."),
+    ],
+)
+def test_host_names_and_addresses_are_taken(host: str, kept: str) -> None:
+    assert Settings.from_env({"SIEM_TRANSPORT": "syslog-tcp", "SIEM_HOST": host}).siem.host == kept

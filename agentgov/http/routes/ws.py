@@ -15,19 +15,21 @@ status_interval_seconds, instance: the process serving this connection; sent fir
 `NOTIFY_STATUS_INTERVAL` seconds). Only the tenant's own events are sent. What clients send is read and ignored.
 
 Close codes: 1001 the service is shutting down; 1013 the notifier is unavailable, retry later; 4001 the
-access token expired (reconnect with a fresh one); 4003 the access ended (the token was revoked by a logout, the
-user was blocked or deleted, their password was reset or changed, or their role may no longer read events): the
-token is checked again every `NOTIFY_RECHECK_INTERVAL` seconds (while the credentials cannot be checked, the
-connection stays); 4008 the client read too slowly: its buffer of pending
-events overflowed, so events were dropped and it is disconnected (reconnect, and re-read state such as
+access token expired (reconnect with a fresh one); 4003 the access ended or changed (the token was revoked by a
+logout, the user was blocked or deleted, their password was reset or changed, or their role changed: reconnect
+to get the new role's events): the token is checked again about every `NOTIFY_RECHECK_INTERVAL` seconds (while
+the credentials cannot be checked, the connection stays); 4008 the client read too slowly: its buffer of
+pending events overflowed, so events were dropped and it is disconnected (reconnect, and re-read state such as
 `GET /hitl/pending`). A client that stops reading altogether is dropped by the notifier at once; its close
-frame follows whatever is still queued on the socket.
+frame follows whatever is still queued on the socket. A client message over 64 KiB closes the connection
+(1009).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import random
 import time
 from contextlib import suppress
 from functools import partial
@@ -136,18 +138,28 @@ def _expiry(token: str) -> float:
     return float(claims["exp"])
 
 
-async def _access_ended(svc: Services, token: str) -> None:
-    """Return once `token` no longer admits its holder to the channel (revoked, user blocked or deleted, role
-    without the permission), checking every `notify_recheck_interval` seconds. An outage of the database or
-    the cache is no verdict: the check is tried again at the next interval."""
+async def _access_ended(svc: Services, token: str, who: Principal) -> None:
+    """Return once `token` no longer admits its holder to the channel as `who` (revoked, user blocked or
+    deleted, password reset, or a role other than the one the subscription was made for: the client
+    reconnects to get its new role's events), checking every `notify_recheck_interval` seconds, each wait
+    drawn between 0.8 and 1.2 times that so that connections made together do not check together. An outage of
+    the database or the cache is no verdict: the check is tried again, and logged once per outage."""
+    interval = svc.settings.notify_recheck_interval
+    warned = False
     while True:
-        await trio.sleep(svc.settings.notify_recheck_interval)
+        await trio.sleep(interval * random.uniform(0.8, 1.2))
         try:
-            await authenticate_websocket_token(token, PERMISSION)
+            now_as = await authenticate_websocket_token(token, PERMISSION)
         except ApiError:
             return
         except (DatabaseError, CacheError):
-            log.warning("websocket credentials could not be checked again; kept open")
+            if not warned:
+                log.warning("websocket credentials could not be checked again; kept open")
+            warned = True
+            continue
+        warned = False
+        if now_as.role is not who.role:
+            return
 
 
 async def _relay(svc: Services, link: _Link, token: str) -> tuple[int, str]:
@@ -173,7 +185,8 @@ async def _relay(svc: Services, link: _Link, token: str) -> tuple[int, str]:
         nursery.start_soon(ignore_incoming)
         nursery.start_soon(finish_when, svc.shutting_down.wait, CLOSE_GOING_AWAY, "server shutting down")
         nursery.start_soon(finish_when, token_expired, CLOSE_TOKEN_EXPIRED, "access token expired")
-        nursery.start_soon(finish_when, partial(_access_ended, svc, token), CLOSE_ACCESS_ENDED, "access ended")
+        ended = partial(_access_ended, svc, token, link.who)
+        nursery.start_soon(finish_when, ended, CLOSE_ACCESS_ENDED, "access ended or changed; reconnect")
         while True:
             async for item in link.subscription.receive:
                 if isinstance(item, bytes):  # the rest of a frame the notifier began writing
