@@ -225,7 +225,14 @@ class AuditActor(Actor[AuditMessage]):
         tenant_id = self._tenant_id
         state: ChainState = await self._services.db.write(lambda conn: open_chain(conn, tenant_id, secret))
         self._key, self._head = state.key, state.head
-        if not state.key_ok:
+        if state.orphaned_entries:
+            self._unavailable = (
+                f"the audit trail cannot be written: this tenant's chain record is missing while "
+                f"{state.orphaned_entries} entries exist (the database was altered or damaged: restore it from a "
+                "backup; GET /audit/verify names the finding)"
+            )
+            log.error("audit chain record missing; appends refused", extra=fields(tenant_id=tenant_id))
+        elif not state.key_ok:
             self._unavailable = (
                 "the audit trail cannot be written: the configured AUDIT_SECRET does not derive the key this "
                 "tenant's chain was signed with (restore the previous secret)"

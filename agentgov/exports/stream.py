@@ -2,11 +2,12 @@
 with a signed manifest stored once the last byte is sent.
 
 `export_chunks` yields the encoded file as bytes, one chunk per page of `PAGE_SIZE` entries (keyset pages by
-sequence, oldest first), so memory stays flat however long the trail. While it goes it counts the rows, the
-first and last sequence, the size and the SHA-256 of the bytes; after the last chunk it signs the manifest
-(`manifest.build_manifest`) and stores it under `export_id`. Raises `DatabaseError` if a page cannot be read
-(the caller has usually started answering by then: the response is cut, never completed wrongly, and no
-manifest is stored). Cancellation (the client went away) stops it between pages, without a manifest.
+sequence, oldest first), so memory stays flat however long the trail. The file holds the entries up to the
+chain's end when the export started (the manifest's `chain_head`), none appended while it runs. While it goes
+it counts the rows, the first and last sequence, the size and the SHA-256 of the bytes; after the last chunk it
+signs the manifest (`manifest.build_manifest`) and stores it under `export_id`. Raises `DatabaseError` if a page
+cannot be read (the caller has usually started answering by then: the response is cut, never completed wrongly,
+and no manifest is stored). Cancellation (the client went away) stops it between pages, without a manifest.
 `on_page(rows so far)` is awaited after each page (an export job records its progress there); a caller that
 needs the figures afterwards passes its own `tally`.
 """
@@ -43,6 +44,7 @@ async def export_chunks(
     repo = AuditRepo(db)
     tally = Tally() if tally is None else tally
     head = await repo.head(tenant_id)
+    end = None if head is None else head.sequence  # entries appended while the export runs are not in it
 
     def emit(text: str) -> bytes:
         data = text.encode("utf-8")
@@ -52,7 +54,7 @@ async def export_chunks(
     yield emit(encoder.start())
     after = 0
     while True:
-        page = await repo.export_page(tenant_id, where, after_sequence=after, limit=page_size)
+        page = await repo.export_page(tenant_id, where, after_sequence=after, limit=page_size, through_sequence=end)
         if not page:
             break
         tally.rows_seen(page[0].sequence, page[-1].sequence, len(page))

@@ -225,11 +225,14 @@ def unstorable_field(entry: PendingEntry) -> tuple[str, str] | None:
 @dataclasses.dataclass(frozen=True)
 class ChainState:
     """A tenant's chain as the actor needs it. `key_ok` is False when the configured secret does not
-    derive the key the chain was signed with (appending would then break the chain)."""
+    derive the key the chain was signed with (appending would then break the chain). `orphaned_entries` is
+    the number of entries found when the chain record is missing (the database was altered or damaged: no
+    record is made up for them, and nothing may be appended)."""
 
     key: bytes
     head: ChainHead
     key_ok: bool
+    orphaned_entries: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -253,9 +256,13 @@ def _read_chain(conn: Connection, tenant_id: str, for_update: bool = False) -> R
 
 
 def open_chain(conn: Connection, tenant_id: str, server_secret: str) -> ChainState:
-    """The tenant's chain, created (with a fresh random salt) on first use. Safe under concurrency."""
+    """The tenant's chain, created (with a fresh random salt) on first use. Safe under concurrency. When the
+    record is missing although entries exist, none is created: the state says how many entries it found."""
     row = _read_chain(conn, tenant_id)
     if row is None:
+        orphans = int(conn.scalar("SELECT COUNT(*) FROM audit_entries WHERE tenant_id = :t", {"t": tenant_id}))
+        if orphans:
+            return ChainState(key=b"", head=ChainHead(0, "", ""), key_ok=False, orphaned_entries=orphans)
         salt = secrets.token_hex(32)
         key = derive_key(server_secret, tenant_id, salt)
         head = genesis_head(key, tenant_id)
@@ -453,12 +460,22 @@ class AuditRepo:
         return [AuditEntry.from_row(r) for r in rows]
 
     async def export_page(
-        self, tenant_id: str, where: ExportFilter, *, after_sequence: int, limit: int
+        self,
+        tenant_id: str,
+        where: ExportFilter,
+        *,
+        after_sequence: int,
+        limit: int,
+        through_sequence: int | None = None,
     ) -> list[AuditEntry]:
-        """Up to `limit` entries matching `where` with a sequence above `after_sequence`, oldest first: one
-        page of an export (keyset pagination, so each page costs the same however deep the export is)."""
+        """Up to `limit` entries matching `where` with a sequence above `after_sequence` (and at most
+        `through_sequence`, when given), oldest first: one page of an export (keyset pagination, so each page
+        costs the same however deep the export is)."""
         clause, params = where.sql()
         params.update({"t": tenant_id, "after": after_sequence, "l": limit})
+        if through_sequence is not None:
+            clause += " AND sequence <= :through"
+            params["through"] = through_sequence
         rows = await self.db.read(
             lambda c: c.fetchall(
                 f"SELECT * FROM audit_entries WHERE tenant_id = :t AND sequence > :after{clause}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -149,6 +150,24 @@ async def test_changed_secret_refuses_appends_instead_of_breaking_the_chain(data
         assert (await verify(svc, tenant))["intact"] is True
 
 
+async def test_a_missing_chain_record_refuses_appends_and_stays_reported(database_url: str) -> None:
+    """Entries without their chain record (the database was altered): no new record is made up (appends would
+    collide with the entries' sequences, and the finding would turn into 'every entry inserted'); appends are
+    refused as unavailable, and verification keeps naming the missing record."""
+    async with service(database_url) as svc:
+        tenant = await new_tenant(svc)
+        for _ in range(3):
+            await append(svc, tenant)
+        await svc.db.write(lambda conn: conn.execute("DELETE FROM audit_chains WHERE tenant_id = :t", {"t": tenant}))
+    async with service(database_url) as svc:
+        for _ in range(2):
+            with pytest.raises(AuditUnavailable, match="chain record is missing while 3 entries exist"):
+                await append(svc, tenant)
+        report = await verify(svc, tenant)
+        assert report["intact"] is False and [f["kind"] for f in report["findings"]] == ["head"]
+        assert await AuditRepo(svc.db).count(tenant) == 3
+
+
 async def test_cancelled_caller_may_still_have_its_entry_written(sqlite_url: str) -> None:
     async with service(sqlite_url) as svc:
         tenant = await new_tenant(svc)
@@ -176,3 +195,29 @@ def test_append_entry_is_a_frozen_message() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         message.action = "b"  # type: ignore[misc]
     assert (message.kind, message.actor, message.dedup_key) == ("action", "", None)
+
+
+async def test_an_export_holds_nothing_appended_while_it_runs(sqlite_url: str) -> None:
+    """The manifest's `chain_head` is the chain's end when the export started, and the file holds nothing
+    after it: entries appended between two pages are left out, however the pages fall."""
+    from agentgov.exports.signing import derived_private_key
+    from agentgov.exports.stream import export_chunks
+    from agentgov.storage.audit import ExportFilter
+    from agentgov.storage.exports import ExportRepo
+
+    async with service(sqlite_url) as svc:
+        tenant = await new_tenant(svc)
+        for _ in range(5):
+            await append(svc, tenant)
+        chunks = export_chunks(
+            svc.db, tenant, ExportFilter(), "jsonl", export_id="e1", key=derived_private_key("k" * 32), page_size=2
+        )
+        body = [await anext(chunks), await anext(chunks)]  # the opening, then the first page
+        for _ in range(3):  # appended while the export runs
+            await append(svc, tenant)
+        body += [chunk async for chunk in chunks]
+        rows = [json.loads(line) for line in b"".join(body).decode().splitlines() if line.strip()]
+        manifest = await ExportRepo(svc.db).manifest(tenant, "e1")
+        assert manifest is not None
+        assert [row["sequence"] for row in rows] == [1, 2, 3, 4, 5]
+        assert manifest["chain_head"]["sequence"] == 5 and manifest["rows"] == 5
