@@ -7,8 +7,10 @@ when the export started (`chain_head`: sequence and signature), and is signed wi
 
 `check_file(data, manifest, public_key)` is what `python run.py verify-export` runs: the manifest's signature,
 then the file's size and SHA-256, then its rows (count, first and last sequence, sequences increasing, and for
-an unfiltered export each row's `prev_signature` equal to the previous row's `signature`). It returns the
-problems found (empty: intact); it needs neither the database nor any server secret.
+an unfiltered export each row's `prev_signature` equal to the previous row's `signature`, the first row
+sequence 1 from the genesis value and the last row the manifest's `chain_head`: the whole chain, so entries
+deleted from the database at either end are caught). It returns the problems found (empty: intact); it needs
+neither the database nor any server secret.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from agentgov.audit_chain import ChainHead
+from agentgov.audit_chain import GENESIS, ChainHead
 from agentgov.exports.formats import COLUMNS
 from agentgov.exports.signing import manifest_signed_by
 from agentgov.storage.audit import ExportFilter
@@ -123,4 +125,28 @@ def check_file(data: bytes, manifest: dict[str, Any], public_key: Ed25519PublicK
             ):
                 problems.append(f"the chain is broken before sequence {after['sequence']} (a row missing or moved)")
                 break
+    if not manifest.get("filters"):
+        problems.extend(_whole_chain_problems(rows, manifest.get("chain_head")))
+    return problems
+
+
+def _whole_chain_problems(rows: list[dict[str, Any]], head: Any) -> list[str]:
+    """An unfiltered export is the whole chain up to its head: it starts at sequence 1 from the genesis value and
+    ends at the head the manifest names. A file that starts later (its oldest entries were deleted from the
+    database) or stops short of the head (its newest were) is not the whole chain."""
+    problems = []
+    if rows and (rows[0]["sequence"] != 1 or rows[0]["prev_signature"] != GENESIS):
+        problems.append(
+            f"the chain does not start at sequence 1 from the genesis value: it starts at {rows[0]['sequence']} "
+            "(earlier entries are missing)"
+        )
+    if isinstance(head, dict) and head.get("sequence"):
+        at_head = f"the chain's head when exported was sequence {head['sequence']}"
+        last = rows[-1] if rows else None
+        if last is None:
+            problems.append(f"{at_head}; the file holds no entry")
+        elif last["sequence"] != head["sequence"]:
+            problems.append(f"{at_head}; the file ends at {last['sequence']} (later entries are missing)")
+        elif last["signature"] != head["signature"]:
+            problems.append(f"{at_head}; the file's entry {last['sequence']} has another signature")
     return problems

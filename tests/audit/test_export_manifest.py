@@ -165,3 +165,35 @@ def test_the_signing_key_is_required_in_production_and_checked() -> None:
     development = Settings.from_env(strong)  # derived from the audit secret: the same after a restart
     assert key_id(service_key(development).public_key()) == key_id(service_key(Settings.from_env(strong)).public_key())
     assert key_id(service_key(development).public_key()) != key_id(service_key(settings).public_key())
+
+
+@pytest.mark.parametrize(
+    ("deleted", "named"),
+    [("sequence = 1", "does not start at sequence 1"), ("sequence <= 2", "does not start at sequence 1")],
+)
+async def test_entries_deleted_from_the_start_of_the_chain_are_caught(
+    app, client, tenant, entries, tmp_path, capsys, deleted: str, named: str
+) -> None:
+    """Someone with database access deletes the oldest entries: the rest still link to each other, but an
+    unfiltered export is the whole chain, so the offline check says the start is missing."""
+
+    def run(conn: Any) -> None:
+        conn.execute(f"DELETE FROM audit_entries WHERE tenant_id = :t AND {deleted}", {"t": tenant["id"]})
+
+    await app.extensions["agentgov"].db.write(run)
+    file, manifest, key, _ = await exported(client, tenant["api_key"], "format=jsonl", tmp_path)
+    assert verify(file, manifest, key) == 1
+    assert named in capsys.readouterr().out
+
+
+def test_a_file_that_stops_short_of_the_head_is_caught() -> None:
+    """An unfiltered file must end at the manifest's chain head (entries deleted from the end are missing)."""
+    from agentgov.exports.manifest import _whole_chain_problems
+
+    first = {"sequence": 1, "prev_signature": "0" * 64, "signature": "a" * 64}
+    second = {"sequence": 2, "prev_signature": "a" * 64, "signature": "b" * 64}
+    assert _whole_chain_problems([first, second], {"sequence": 2, "signature": "b" * 64}) == []
+    assert "later entries are missing" in _whole_chain_problems([first], {"sequence": 2, "signature": "b" * 64})[0]
+    assert "holds no entry" in _whole_chain_problems([], {"sequence": 2, "signature": "b" * 64})[0]
+    assert "another signature" in _whole_chain_problems([first, second], {"sequence": 2, "signature": "c" * 64})[0]
+    assert _whole_chain_problems([], None) == []
