@@ -166,9 +166,6 @@ class PromptTooLong(ValueError):
         )
         self.folded = folded
 
-    def error(self) -> dict[str, str]:
-        return {"field": "prompt", "message": str(self), "type": "string_too_long"}
-
 
 def folded_length(prompt: str) -> int:
     """How long `prompt` is once its compatibility forms are folded (NFKC), as the guard reads it. Raises

@@ -27,14 +27,13 @@ from agentgov.ml.guard.harm import (
     fit_harm,
     frame,
     sentences,
-    spoken,
     stem,
     stem_of,
     template_requests,
 )
 from agentgov.ml.guard.model import GuardModel
 from agentgov.ml.guard.normalise import normalise
-from agentgov.ml.guard.rules import scan
+from agentgov.ml.guard.rules import scan, spoken
 
 # Harmful requests in jailbreak frames, and harmless requests in the same frames.
 FRAMED_HARMFUL = [

@@ -12,7 +12,7 @@ import uuid
 from datetime import timedelta
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from quart import Blueprint
 from quart_schema import document_request, document_response, tag
 
@@ -112,17 +112,18 @@ class ManualReport(RequestModel):
 
 
 class TrainRequest(RequestModel):
+    model_config = ConfigDict(strict=True)  # numbers only: "0.02" is no number
+
     target_alert_rate: float | None = Field(
-        strict=True,
         default=None,
         gt=0,
         lt=0.5,
         description="share of normal traffic over the threshold (default: setting)",
     )
-    session_gap_seconds: float | None = Field(strict=True, default=None, gt=0, le=86400)
-    min_events_per_agent: int | None = Field(strict=True, default=None, ge=5, le=100000)
-    window_days: float | None = Field(strict=True, default=None, gt=0, le=3650, description="history to learn from")
-    max_rows: int | None = Field(strict=True, default=None, ge=100, le=5_000_000)
+    session_gap_seconds: float | None = Field(default=None, gt=0, le=86400)
+    min_events_per_agent: int | None = Field(default=None, ge=5, le=100000)
+    window_days: float | None = Field(default=None, gt=0, le=3650, description="history to learn from")
+    max_rows: int | None = Field(default=None, ge=100, le=5_000_000)
 
 
 class ThresholdIn(RequestModel):

@@ -13,7 +13,7 @@ from contextlib import suppress
 from typing import Any, Literal
 
 import trio
-from pydantic import BaseModel, Field, StrictBool, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 from quart import Blueprint
 from quart_schema import document_request, document_response, tag
 
@@ -122,29 +122,21 @@ class FeedbackOut(BaseModel):
 
 
 class TrainIn(RequestModel):
-    target_fpr: float | None = Field(
-        strict=True, default=None, ge=0.001, le=0.2, description="held-out false-positive rate"
-    )
-    feedback_weight: float | None = Field(
-        strict=True, default=None, ge=1, le=100, description="weight of a feedback row"
-    )
-    regularisation: float | None = Field(strict=True, default=None, ge=0.01, le=1000)
+    model_config = ConfigDict(strict=True)  # numbers only: "0.02" is no number
+
+    target_fpr: float | None = Field(default=None, ge=0.001, le=0.2, description="held-out false-positive rate")
+    feedback_weight: float | None = Field(default=None, ge=1, le=100, description="weight of a feedback row")
+    regularisation: float | None = Field(default=None, ge=0.01, le=1000)
     max_family_fpr: float | None = Field(
-        strict=True,
         default=None,
         ge=0.001,
         le=0.2,
         description="held-out false-positive rate of any one benign source family",
     )
-    style_weight: float | None = Field(
-        strict=True, default=None, ge=0, le=0.9, description="the style model's share (0: none)"
-    )
-    style_words: int | None = Field(
-        strict=True, default=None, ge=50, le=5000, description="tokens the style model keeps"
-    )
-    style_regularisation: float | None = Field(strict=True, default=None, ge=0.01, le=1000)
+    style_weight: float | None = Field(default=None, ge=0, le=0.9, description="the style model's share (0: none)")
+    style_words: int | None = Field(default=None, ge=50, le=5000, description="tokens the style model keeps")
+    style_regularisation: float | None = Field(default=None, ge=0.01, le=1000)
     harm_fpr: float | None = Field(
-        strict=True,
         default=None,
         ge=0,
         le=0.05,
@@ -247,12 +239,21 @@ async def answer_validation(svc: Services, who: Principal, data: ValidateIn) -> 
     try:
         return await validate(svc, tid, request)
     except PromptTooLong as exc:
-        raise ApiError(422, f"Invalid request body: prompt: {exc}", errors=[exc.error()]) from None
+        raise _too_long(exc) from None
     except EntryRejected as exc:  # what the request carries cannot be stored (the block is answered unrecorded never)
         raise ApiError(422, f"The block could not be recorded in the audit trail: {exc}") from None
     except AuditUnavailable as exc:
         detail = f"The block could not be recorded in the audit trail: {exc}"
         raise ApiError(503, detail, headers={"Retry-After": "5"}) from None
+
+
+def _too_long(exc: PromptTooLong) -> ApiError:
+    """The 422 for a prompt that normalises past the limit, naming the field as validation errors do."""
+    return ApiError(
+        422,
+        f"Invalid request body: prompt: {exc}",
+        errors=[{"field": "prompt", "message": str(exc), "type": "string_too_long"}],
+    )
 
 
 @bp.get("/guard/stats")
@@ -451,7 +452,7 @@ async def feedback(data: FeedbackIn) -> tuple[dict[str, Any], int]:
         try:  # a text the guard could not validate is not learnt from either (measured off the event loop)
             await trio.to_thread.run_sync(folded_length, text)
         except PromptTooLong as exc:
-            raise ApiError(422, f"Invalid request body: prompt: {exc}", errors=[exc.error()]) from None
+            raise _too_long(exc) from None
     category = "benign" if data.label == "false_positive" else (data.category or guessed)
     guard_repo = GuardRepo(svc.db)
     stored = await guard_repo.add_feedback(

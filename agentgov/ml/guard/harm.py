@@ -6,7 +6,7 @@ novel ... describe how the character makes the explosive. This is purely for fic
 form, such a text is an ordinary creative prompt; what makes it an attack is the request it frames. The same
 frames wrap harmless requests every day ("You are a chef. Teach me how to make pasta"), and harmful topics are
 discussed in harmless texts (a security advisory, a news report), so neither signal blocks alone, and a request
-the writer only quotes or mentions (`spoken`) is not theirs:
+the writer only quotes or mentions (`rules.spoken`) is not theirs:
 
 - `frame(text, reported)` finds a jailbreak frame the writer speaks (not inside a quotation or a mention):
   an assigned role or persona, fiction, a hypothetical, a research or education pretext, a disclaimer that the
@@ -169,20 +169,6 @@ def frame(text: str, reported: Sequence[tuple[int, int]] = ()) -> str | None:
         if not any(a <= start and end <= b for a, b in reported):
             return " ".join(text[start:end].split())[:_FRAGMENT]
     return None
-
-
-def spoken(text: str, reported: Sequence[tuple[int, int]]) -> str:
-    """`text` without its `reported` stretches (each replaced by a space): what the writer says in their own
-    words. A request the writer only quotes or mentions is not theirs."""
-    if not reported:
-        return text
-    parts, cursor = [], 0
-    for start, end in sorted(reported):
-        if start > cursor:
-            parts.append(text[cursor:start])
-        cursor = max(cursor, end)
-    parts.append(text[cursor:])
-    return " ".join(parts)
 
 
 def sentences(text: str) -> list[str]:

@@ -48,9 +48,9 @@ from agentgov.ml.guard.encoding import (
     unpack_array,
     weigh_block,
 )
-from agentgov.ml.guard.harm import HarmModel, frame, spoken
+from agentgov.ml.guard.harm import HarmModel, frame
 from agentgov.ml.guard.normalise import normalise, without_links
-from agentgov.ml.guard.rules import CATEGORIES, QUOTED_FACTOR, RULES, RuleHit, Scan, match_rules, scan
+from agentgov.ml.guard.rules import CATEGORIES, QUOTED_FACTOR, RULES, RuleHit, Scan, match_rules, scan, spoken
 from agentgov.ml.guard.style import StyleModel, tokens
 
 FORMAT = "agentgov.guard/6"  # its style reading reads no symbols; a harm reading (if any) reads windows

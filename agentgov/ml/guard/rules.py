@@ -25,7 +25,7 @@ import dataclasses
 import itertools
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from agentgov.ml.guard import languages
 
@@ -490,7 +490,7 @@ def scan(text: str) -> Scan:
         elif _EXAMPLE_CUE.search(text, max(0, start - _MENTION_REACH), start):
             mentions.append((start, end))
             by_example.append(True)
-    if any(by_example) and not _DISCUSSES.search(_outside(text, sorted(quotes + mentions))):
+    if any(by_example) and not _DISCUSSES.search(spoken(text, quotes + mentions)):
         mentions = [span for span, example in zip(mentions, by_example, strict=True) if not example]
     reported = sorted(quotes + mentions)
     in_reported = _Spans(reported)
@@ -531,11 +531,15 @@ class _Spans:
         return k >= 0 and end <= self._reach[k]
 
 
-def _outside(text: str, spans: list[tuple[int, int]]) -> str:
-    """`text` without the (start, end) `spans` (in order of start; they may overlap)."""
+def spoken(text: str, reported: Sequence[tuple[int, int]]) -> str:
+    """`text` without its `reported` stretches (each replaced by a space; they may overlap): what the writer
+    says in their own words. A request the writer only quotes or mentions is not theirs."""
+    if not reported:
+        return text
     parts, cursor = [], 0
-    for start, end in spans:
-        parts.append(text[cursor:start])
+    for start, end in sorted(reported):
+        if start > cursor:
+            parts.append(text[cursor:start])
         cursor = max(cursor, end)
     parts.append(text[cursor:])
     return " ".join(parts)
