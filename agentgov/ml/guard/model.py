@@ -50,7 +50,17 @@ from agentgov.ml.guard.encoding import (
 )
 from agentgov.ml.guard.harm import HarmModel, frame
 from agentgov.ml.guard.normalise import normalise, without_links
-from agentgov.ml.guard.rules import CATEGORIES, QUOTED_FACTOR, RULES, RuleHit, Scan, match_rules, scan, spoken
+from agentgov.ml.guard.rules import (
+    CATEGORIES,
+    QUOTED_FACTOR,
+    RULES,
+    RuleHit,
+    Scan,
+    hidden_text_hit,
+    match_rules,
+    scan,
+    spoken,
+)
 from agentgov.ml.guard.style import StyleModel, tokens
 
 FORMAT = "agentgov.guard/6"  # its style reading reads no symbols; a harm reading (if any) reads windows
@@ -344,6 +354,10 @@ class GuardModel:
             for hit in found:
                 if hit.rule not in hits or (hits[hit.rule].quoted and not hit.quoted):
                     hits[hit.rule] = hit
+        for finding in normalised.findings:  # words hidden in tag characters block (`rules.HIDDEN_TEXT`)
+            smuggled = hidden_text_hit(finding.hidden) if finding.hidden else None
+            if smuggled is not None:
+                hits[smuggled.rule] = smuggled
         ordered = tuple(sorted(hits.values(), key=lambda h: -h.score))
         for hit in ordered:
             categories[hit.category] = max(categories[hit.category], self.rule_score(hit))

@@ -7,7 +7,9 @@ give as a reason:
 * invisible characters removed: zero-width spaces and joiners, word joiners, byte-order marks, bidirectional
   controls, soft hyphens;
 * Unicode tag characters (U+E0000-U+E007F, invisible in every renderer) read as the ASCII they encode, so an
-  instruction smuggled in them is scanned like visible text;
+  instruction smuggled in them is scanned like visible text (`Finding.hidden` holds it); the tags of an emoji
+  subdivision flag (U+1F3F4, tag letters, U+E007F: the flags of England, Scotland, Wales) are the flag's, not
+  hidden text, and are dropped without a finding;
 * look-alike letters from Cyrillic and Greek mapped to the Latin letters they imitate, in words that mix
   scripts (a word written wholly in Cyrillic is left alone);
 * embedded payloads decoded and appended: base64 and hex runs that decode to readable text, and rot13 when
@@ -41,6 +43,8 @@ _INVISIBLE = dict.fromkeys(
 )
 _TAG_FIRST, _TAG_LAST = 0xE0000, 0xE007F
 _TAG = re.compile("[\U000e0000-\U000e007f]")
+#: An emoji subdivision flag: the black flag, two to seven tag letters or digits, the cancel tag.
+_TAG_FLAG = re.compile("\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,7}\U000e007f")
 
 # Cyrillic and Greek letters (code points) that render like the Latin letter they map to.
 _HOMOGLYPHS = str.maketrans(
@@ -106,10 +110,12 @@ _COMMON = frozenset(  # words whose presence after a rot13 says the decoded text
 
 @dataclasses.dataclass(frozen=True)
 class Finding:
-    """What `normalise` undid: `kind` (a stable name) and a short human description."""
+    """What `normalise` undid: `kind` (a stable name) and a short human description; for text hidden in tag
+    characters (`kind` `tag_characters`), the text itself (`hidden`)."""
 
     kind: str
     detail: str
+    hidden: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,11 +142,13 @@ def normalise(text: str) -> Normalised:
     if _TAG.search(folded) is None:  # the common case, without a pass per character
         tags, visible = "", folded
     else:
-        tags = "".join(chr(ord(c) - _TAG_FIRST) for c in folded if _TAG_FIRST <= ord(c) <= _TAG_LAST)
-        visible = _TAG.sub("", folded)
+        unflagged = _TAG_FLAG.sub("\U0001f3f4", folded)
+        tags = "".join(chr(ord(c) - _TAG_FIRST) for c in unflagged if _TAG_FIRST <= ord(c) <= _TAG_LAST)
+        visible = _TAG.sub("", unflagged)
     hidden = tags.strip("\x00\x7f")
     if hidden:
-        findings.append(Finding("tag_characters", f"text hidden in Unicode tag characters: {_quote(hidden)}"))
+        detail = f"text hidden in Unicode tag characters: {_quote(hidden)}"
+        findings.append(Finding("tag_characters", detail, hidden))
     stripped = visible.translate(_INVISIBLE)
     if len(stripped) != len(visible):
         findings.append(Finding("invisible_characters", f"{len(visible) - len(stripped)} invisible characters removed"))

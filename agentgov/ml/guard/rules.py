@@ -172,6 +172,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "disguised_secret": _any_of("spell|write|say|give|tell|print|encode|reverse|output|show"),
     "disable_safety": _any_of("disable|turn off|switch off|deactivate|bypass|remove"),
     "fake_delimiter": _any_of("end"),
+    "fake_completion": _any_of("complete|done|finished"),
     "repeated_token_flood": tuple(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"),  # every ASCII character `\s` matches
     **languages.TRIGGERS,
 }
@@ -362,6 +363,18 @@ RULES: tuple[Rule, ...] = (
         r"(?:^|\n)[ \t]*([^\w\s])\1+[^\n\w]{0,4}\bend\s+(?:of\s+)?(?:the\s+)?(?:user(?:'s)?\s+)?(?:input|prompt|"
         r"instructions?|query|message|ambiguity|context|system\s+prompt|conversation|rules|out\s+of\s+date\s+"
         r"instructions)\b",
+    ),
+    _rule(  # an answer to the agent's task, made up, then the attacker's: "Answer: task complete. Ignore previous …"
+        "fake_completion",
+        "injection",
+        0.8,
+        r"\b(?:answer|response|reply|output|result|status)\s*[:=-]\s*(?:the\s+)?(?:task|job|request|work)\s+"
+        r"(?:is\s+|has\s+been\s+|was\s+)?(?:complete|completed|done|finished)\b[\s.!]*"
+        # then an order to drop the task or take a new one (not "Now waiting", "You should receive an email")
+        r"(?=(?:ignore|disregard|forget|instead\b|(?:your\s+)?new\s+(?:task|instructions?)\b|(?:you\s+(?:must|"
+        r"should|will|are\s+to|have\s+to)\s+(?:now\s+)?(?:strictly\s+)?|(?:now\s+|please\s+)?(?:strictly\s+)?)"
+        r"(?:follow|obey|adhere\s+to|comply\s+with)\s+(?:these|this|the\s+(?:following|next|new))\s+"
+        r"(?:instructions?|directions?|orders?|commands?|directives?)))",
     ),
     _rule(  # one token or a few repeated dozens of times, to push the instructions out of the model's attention
         "repeated_token_flood",
@@ -565,3 +578,19 @@ def _candidates(text: str) -> list[Rule]:
 def match_rules(text: str) -> list[RuleHit]:
     """`scan(text).hits`."""
     return scan(text).hits
+
+
+#: The hit of text hidden in Unicode tag characters (`normalise.Finding.hidden`): invisible to every person who
+#: reads the text, read by a model. No writer hides words from a text's readers but to speak to the model
+#: unseen (ASCII smuggling), so it blocks whatever the words say; an emoji flag's tags are no hidden text.
+HIDDEN_TEXT = "hidden_text"
+HIDDEN_TEXT_SCORE = 0.85
+_HIDDEN_LETTERS = re.compile(r"[A-Za-z]{2}")
+
+
+def hidden_text_hit(hidden: str) -> RuleHit | None:
+    """The `HIDDEN_TEXT` hit (injection) of text hidden in tag characters, when it holds a word (two letters in
+    a row); `None` otherwise."""
+    if not _HIDDEN_LETTERS.search(hidden):
+        return None
+    return RuleHit(HIDDEN_TEXT, "injection", HIDDEN_TEXT_SCORE, " ".join(hidden.split())[:_FRAGMENT])
