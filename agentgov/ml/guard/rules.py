@@ -145,7 +145,8 @@ def _any_of(triggers: str) -> tuple[str, ...]:
 
 _TRIGGERS: dict[str, tuple[str, ...]] = {
     "ignore_previous_instructions": _any_of(
-        "ignore|disregard|forget|override|bypass|pay no attention to|discard|set aside|abandon|drop"
+        "ignore|disregard|forget|override|bypass|pay no attention to|discard|set aside|abandon|drop|regardless|"
+        "notwithstanding|in spite|despite"
     ),
     "spoofed_system_message": _any_of("system|im_start"),
     "ignore_the_above": _any_of("ignore|disregard|forget"),
@@ -157,7 +158,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "privileged_mode": _any_of("mode"),
     "repeat_forever": _any_of("repeat"),
     "ai_reader_address": _any_of("you"),
-    "unrestricted_persona": _any_of("pretend|act as|roleplay as|you are now|from now on you are"),
+    "unrestricted_persona": _any_of("pretend|act as|roleplay as|role-play as|you are|you're|if you had|if you have"),
     "reveal_system_prompt": _any_of(
         "reveal|print|show|repeat|output|display|leak|tell me|give me|write out|spell out|translate|summar|paraphrase|"
         "rephrase|rewrite|what"
@@ -170,7 +171,9 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "exfiltration_link": _any_of("![|http|www."),
     "send_secrets": _any_of("send|forward|email|post|share|reveal|include"),
     "disguised_secret": _any_of("spell|write|say|give|tell|print|encode|reverse|output|show"),
-    "disable_safety": _any_of("disable|turn off|switch off|deactivate|bypass|remove"),
+    "disable_safety": _any_of(
+        "disable|turn off|switch off|deactivate|bypass|remove|override|circumvent|suspend|lift|ignore|disregard|forget"
+    ),
     "fake_delimiter": _any_of("end"),
     "fake_completion": _any_of("complete|done|finished"),
     "repeated_token_flood": tuple(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"),  # every ASCII character `\s` matches
@@ -190,7 +193,11 @@ RULES: tuple[Rule, ...] = (
         rf"prompts?|rules|directions|guidelines|directives?|commands?)\b|\b(?:previous|prior|above|earlier|"
         rf"preceding|original|initial)\b{_W}\b(?:orders|tasks?|assignments?|context)\b|\b(?:instructions?|"
         rf"rules|guidelines|directives?|commands?|orders)\s+(?:that\s+)?you\s+(?:were|have been|'ve been|got)\s+"
-        rf"(?:given|told|provided|taught)\b)",
+        rf"(?:given|told|provided|taught)\b)"
+        # the override as a condition: "regardless of your previous instructions"
+        r"|\b(?:regardless of|notwithstanding|in spite of|despite)\s+(?:all\s+|any\s+)?(?:(?:your|the|my)\s+)?"
+        r"(?:previous|prior|earlier|original|initial|above)\s+(?:instructions?|rules|guidelines|directives?|prompts?|"
+        r"programming)\b",
     ),
     _rule(
         "spoofed_system_message",
@@ -225,7 +232,10 @@ RULES: tuple[Rule, ...] = (
         "new_instructions",
         "injection",
         0.8,
-        r"\b(?:new|updated|real|actual|true)\s+(?:instructions?|task|directives?|orders)\s*(?:are|is)?\s*:",
+        r"\b(?:new|updated|real|actual|true)\s+(?:instructions?|task|directives?|orders)\s*(?:are|is)?\s*:"
+        # or as a heading on a line of its own: "*** IMPORTANT NEW INSTRUCTIONS ***", "**NEW INSTRUCTIONS**"
+        r"|(?:^|\n)[ \t*#=_>~-]*(?:(?:important|urgent|critical)\s+)?(?:new|updated)\s+(?:(?:important|urgent)\s+)?"
+        r"(?:instructions?|directives?)[ \t*#=_!~-]*(?=\n|$)",
     ),
     _rule(
         "instead_do",
@@ -246,8 +256,8 @@ RULES: tuple[Rule, ...] = (
         "privileged_mode",
         "jailbreak",
         0.8,
-        r"\b(?:you are now in|you're now in|entering|activated?|now in)\s+(?:developer|debug|god|unrestricted|"
-        r"jailbreak|sudo)\s+mode\b"
+        r"\b(?:you are now in|you're now in|entering|activated?|now in|(?:you are|you're)\s+(?:now\s+)?(?:operating|"
+        r"running|working|functioning)\s+in)\s+(?:developer|debug|god|unrestricted|jailbreak|sudo|admin|DAN)\s+mode\b"
         # a mode said to be on already: "continue in the same unrestricted mode we enabled", "stay in DAN mode"
         rf"|\b(?:stay|remain|continue)\b{_W}\b(?:in|using|with)\b{_W}\b(?:unrestricted|jailbreak|jailbroken|DAN)\s+"
         r"mode\b"
@@ -259,8 +269,16 @@ RULES: tuple[Rule, ...] = (
         "unrestricted_persona",
         "jailbreak",
         0.8,
-        rf"\b(?:pretend|act as|roleplay as|you are now|from now on you are)\b{_W}\b(?:unfiltered|uncensored|"
-        rf"unrestricted|amoral|without (?:any )?(?:rules|restrictions|limits|filters))\b",
+        rf"\b(?:pretend|act as|role-?play as|you are now|you're now|from now on you are)\b{_W}\b(?:unfiltered|"
+        r"uncensored|unrestricted|amoral|(?:evil|unethical|unaligned|rogue)\s+(?:ai|assistant|chatbot|model|bot)|"
+        r"(?:without|with no|free of|free from) (?:any )?(?:(?:ethical|moral|safety|content) )?(?:rules|restrictions|"
+        r"limits|filters|guidelines|constraints|censorship|guardrails|morals|ethics))\b"
+        # a persona without limits, named: "you are a No Limits AI"
+        r"|\b(?:you are|you're)\s+(?:now\s+)?an?\s+(?:no[- ]limits?|limitless|unlimited|unrestricted|unfiltered|"
+        r"uncensored|amoral|unethical|evil)\s+(?:ai|assistant|model|chatbot|bot|language model)\b"
+        # the same persona asked as a question: "what would you do if you had no ethical constraints?"
+        r"|\bif you (?:had|have) no (?:(?:ethical|moral|safety|content) (?:rules|restrictions|limits|guidelines|"
+        r"constraints|boundaries)|filters|guardrails|censorship|morals|ethics)\b",
     ),
     _rule(
         "reveal_system_prompt",
@@ -389,9 +407,12 @@ RULES: tuple[Rule, ...] = (
         "disable_safety",
         "jailbreak",
         0.8,
-        r"\b(?:disable|turn off|switch off|deactivate|bypass|remove)\s+(?:all\s+(?:of\s+)?)?your\s+"
-        r"(?:safety|ethical|content|moderation)\s+(?:checks|filters|guidelines|protocols|restrictions|guardrails|"
-        r"safeguards|settings|measures)\b",
+        r"\b(?:disable|turn off|switch off|deactivate|bypass|remove|override|circumvent|suspend|lift|ignore|"
+        r"disregard|forget)\s+(?:all\s+(?:of\s+)?)?your\s+(?:own\s+)?"
+        r"(?:(?:safety|ethical|ethics|content|moderation|usage)\s+(?:checks|filters|guidelines|protocols?|"
+        r"restrictions|guardrails|safeguards|settings|measures|polic(?:y|ies)|rules|limits|constraints|training)"
+        # the model's own limits, named without an adjective: "bypass your guardrails", "forget your programming"
+        r"|(?:guardrails|safeguards|programming|alignment|censorship|content filters?))\b",
     ),
 )
 
