@@ -12,8 +12,10 @@ give as a reason:
   hidden text, and are dropped without a finding;
 * look-alike letters from Cyrillic and Greek mapped to the Latin letters they imitate, in words that mix
   scripts (a word written wholly in Cyrillic is left alone);
-* embedded payloads decoded and appended: base64 and hex runs that decode to readable text, and rot13 when
-  the decoded text reads as English far better than the original.
+* embedded payloads decoded and appended: base64 and hex runs that decode to readable text, URL-encoded runs
+  (`%20`), and rot13 or reversed text when the decoded text reads as English far better than the original;
+* letters written apart joined and appended ("I g n o r e   a l l", "i.g.n.o.r.e"), and leetspeak read as
+  letters and appended ("1gn0r3 4ll pr3v10u5 1n5truct10n5") when it spells common English words.
 
 `without_links(text)` is the view the learned classifier reads (links unwrapped to their text, web addresses
 removed); the rules read the normalised text whole.
@@ -30,6 +32,7 @@ import codecs
 import dataclasses
 import re
 import unicodedata
+import urllib.parse
 
 MAX_PAYLOADS = 8
 MAX_PAYLOAD_CHARS = 4096
@@ -97,6 +100,7 @@ _LATIN = re.compile(r"[A-Za-z]")
 _CONFUSABLE = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0500-\u052f\u0261]")
 _WORD = re.compile(r"\w+", re.UNICODE)
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
+_PERCENT = re.compile(r"[^\s%]*(?:%[0-9A-Fa-f]{2}[^\s%]*){3,}")
 _HEX = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}[ :]?){8,}(?![0-9A-Za-z])")
 _COMMON = frozenset(  # words whose presence after a rot13 says the decoded text is English
     {
@@ -155,7 +159,7 @@ def normalise(text: str) -> Normalised:
     unmasked, mixed = _unmask_homoglyphs(stripped)
     if mixed:
         findings.append(Finding("homoglyphs", f"look-alike letters in {', '.join(_quote(w) for w in mixed[:3])}"))
-    decoded = _decode_payloads(unmasked)
+    decoded = _decode_payloads(unmasked) + _respell(unmasked)
     findings.extend(finding for finding, _ in decoded)
     parts = [unmasked, *([hidden] if hidden else []), *(plain for _, plain in decoded)]
     return Normalised("\n".join(parts), tuple(findings))
@@ -225,12 +229,92 @@ def _decode_payloads(text: str) -> list[tuple[Finding, str]]:
             plain = None
         if plain is not None:
             found.append((Finding("hex", f"hex payload decoded: {_quote(plain)}"), plain))
+    for match in _PERCENT.finditer(text) if text.count("%") >= 3 else ():
+        if len(found) >= MAX_PAYLOADS:
+            break
+        run = match.group(0)[:MAX_PAYLOAD_CHARS]
+        if "://" in run or "www." in run.lower():
+            continue  # an address: its escapes are the address's, and the classifier does not read addresses
+        plain = urllib.parse.unquote(run.replace("+", " "), errors="replace")
+        if plain.count(" ") >= 2 and _readable(plain.encode("utf-8")) is not None:
+            found.append((Finding("url_encoding", f"URL-encoded text decoded: {_quote(plain)}"), plain))
     if len(found) < MAX_PAYLOADS:
         sample = text[:MAX_PAYLOAD_CHARS]
         rotated = codecs.encode(sample, "rot13")
         before, after = _english(sample), _english(rotated)
         if after >= 3 and after >= 3 * max(1, before):
             found.append((Finding("rot13", f"rot13 text decoded: {_quote(rotated)}"), rotated))
+        backwards = [line[::-1] for line in sample.splitlines() if _reads_backwards(line)]
+        if backwards and len(found) < MAX_PAYLOADS:
+            plain = "\n".join(backwards)
+            found.append((Finding("reversed", f"reversed text read forwards: {_quote(plain)}"), plain))
+    return found
+
+
+def _reads_backwards(line: str) -> bool:
+    """Whether `line` read backwards is English: three different common English words of two letters or more,
+    common words a quarter of its words and three times as many as read forwards (ordinary English reads as
+    nothing backwards, and neither does another language nor code full of `no_` names)."""
+    if len(line) < 12:
+        return False
+    words = re.findall(r"[a-z]+", line[::-1].lower())
+    after = sum(1 for word in words if len(word) > 1 and word in _COMMON)
+    if after < 0.25 * len(words) or len({word for word in words if len(word) > 1} & _COMMON) < 3:
+        return False
+    before = sum(1 for word in re.findall(r"[a-z]+", line.lower()) if len(word) > 1 and word in _COMMON)
+    return after >= 3 * max(1, before)
+
+
+#: Letters written apart: eight or more single letters or digits separated by one to three spaces (words
+#: apart by two or more), or six or more letters joined by one separator character; kept when the joined
+#: text holds a common English word or a word of ten letters or more in one case after its first (an alphabet
+#: or a list of format codes written apart is neither).
+_SPACED = re.compile(r"(?<!\S)(?:[A-Za-z0-9][ \t]{1,3}){7,}[A-Za-z0-9](?!\S)")
+_JOINED = re.compile(r"(?<![A-Za-z0-9])(?:[A-Za-z][.\-_*|/+~]){5,}[A-Za-z](?![A-Za-z0-9])")
+_WORD_GAP = re.compile(r"[ \t]{2,}")
+#: Leetspeak: a token of letters, digits and look-alike symbols that holds a stand-in and reads as letters.
+_LEET_TOKEN = re.compile(r"(?<![\w@$])[\w@$]{3,}")
+_LEET_HINT = re.compile(r"[A-Za-z][0-9@$]|[0-9@$][A-Za-z]")  # a stand-in beside a letter, somewhere
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "@": "a", "$": "s"})
+#: At least this many different leetspeak tokens must read as common English words (`_COMMON`): "4th", "10am",
+#: "mp3" or "B2B" never do.
+MIN_LEET_WORDS = 2
+
+
+def _as_letters(token: str) -> str:
+    """A leetspeak token read as letters; any other token as it is."""
+    read = token.translate(_LEET)
+    return read if read.isalpha() else token
+
+
+def _one_case(word: str) -> bool:
+    """Whether `word` has letters, all in one case."""
+    return word.islower() or word.isupper()
+
+
+def _respell(text: str) -> list[tuple[Finding, str]]:
+    """Letters written apart, joined, and leetspeak, read as letters: each as a finding and the text to append
+    (nothing when the text holds neither). Bounded: the first `MAX_PAYLOAD_CHARS` characters of each."""
+    found: list[tuple[Finding, str]] = []
+    joined = [
+        " ".join(word.replace(" ", "").replace("\t", "") for word in _WORD_GAP.split(run.group(0)))
+        for run in _SPACED.finditer(text, 0, MAX_PAYLOAD_CHARS)
+    ]
+    joined += [re.sub(r"[.\-_*|/+~]", "", run.group(0)) for run in _JOINED.finditer(text, 0, MAX_PAYLOAD_CHARS)]
+    plain = " ".join(joined)
+    if joined and (_english(plain) >= 1 or any(len(word) >= 10 and _one_case(word[1:]) for word in plain.split())):
+        found.append((Finding("spaced_letters", f"letters written apart joined: {_quote(plain)}"), plain))
+    sample = text[:MAX_PAYLOAD_CHARS]
+    if _LEET_HINT.search(sample) is None:
+        return found
+    words = {
+        read.lower()
+        for token in _LEET_TOKEN.findall(sample)
+        if not token.isalpha() and (read := token.translate(_LEET)).isalpha()
+    }
+    if len(words & _COMMON) >= MIN_LEET_WORDS:
+        plain = _LEET_TOKEN.sub(lambda match: _as_letters(match.group(0)), sample)
+        found.append((Finding("leetspeak", f"leetspeak read as letters: {_quote(plain)}"), plain))
     return found
 
 
