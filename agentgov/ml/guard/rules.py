@@ -158,7 +158,9 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "privileged_mode": _any_of("mode"),
     "repeat_forever": _any_of("repeat"),
     "ai_reader_address": _any_of("you"),
-    "unrestricted_persona": _any_of("pretend|act as|roleplay as|role-play as|you are|you're|if you had|if you have"),
+    "unrestricted_persona": _any_of(
+        "pretend|act as|act like|roleplay as|role-play as|you are|you're|if you had|if you have"
+    ),
     "reveal_system_prompt": _any_of(
         "reveal|print|show|repeat|output|display|leak|tell me|give me|write out|spell out|translate|summar|paraphrase|"
         "rephrase|rewrite|what"
@@ -257,7 +259,10 @@ RULES: tuple[Rule, ...] = (
         "jailbreak",
         0.8,
         r"\b(?:you are now in|you're now in|entering|activated?|now in|(?:you are|you're)\s+(?:now\s+)?(?:operating|"
-        r"running|working|functioning)\s+in)\s+(?:developer|debug|god|unrestricted|jailbreak|sudo|admin|DAN)\s+mode\b"
+        r"running|working|functioning)\s+in|act as if (?:you are|you're) in)\s+(?:developer|debug|god|unrestricted|"
+        r"jailbreak|sudo|admin|DAN)\s+mode\b"
+        # a mode switched on by order; not "enable developer mode on your phone" nor a game's "god mode"
+        r"|\b(?:enable|turn on|switch (?:on|to)|unlock)(?:\s+the)?\s+(?:unrestricted|jailbreak|DAN)\s+mode\b"
         # a mode said to be on already: "continue in the same unrestricted mode we enabled", "stay in DAN mode"
         rf"|\b(?:stay|remain|continue)\b{_W}\b(?:in|using|with)\b{_W}\b(?:unrestricted|jailbreak|jailbroken|DAN)\s+"
         r"mode\b"
@@ -269,12 +274,14 @@ RULES: tuple[Rule, ...] = (
         "unrestricted_persona",
         "jailbreak",
         0.8,
-        rf"\b(?:pretend|act as|role-?play as|you are now|you're now|from now on you are)\b{_W}\b(?:unfiltered|"
+        rf"\b(?:pretend|act as|act like|role-?play as|you are now|you're now|from now on you are)\b{_W}\b(?:unfiltered|"
         r"uncensored|unrestricted|amoral|(?:evil|unethical|unaligned|rogue)\s+(?:ai|assistant|chatbot|model|bot)|"
-        r"(?:without|with no|free of|free from) (?:any )?(?:(?:ethical|moral|safety|content) )?(?:rules|restrictions|"
+        r"(?:without|with no|free of|free from|(?:have|has|had) no) (?:any )?(?:(?:ethical|moral|safety|content) )?"
+        r"(?:rules|restrictions|"
         r"limits|filters|guidelines|constraints|censorship|guardrails|morals|ethics))\b"
         # a persona without limits, named: "you are a No Limits AI"
-        r"|\b(?:you are|you're)\s+(?:now\s+)?an?\s+(?:no[- ]limits?|limitless|unlimited|unrestricted|unfiltered|"
+        r"|\b(?:you are|you're)\s+(?:now\s+)?(?:(?:operating|acting|functioning)\s+as\s+)?an?\s+(?:no[- ]limits?|"
+        r"limitless|unlimited|unrestricted|unfiltered|"
         r"uncensored|amoral|unethical|evil)\s+(?:ai|assistant|model|chatbot|bot|language model)\b"
         # the same persona asked as a question: "what would you do if you had no ethical constraints?"
         r"|\bif you (?:had|have) no (?:(?:ethical|moral|safety|content) (?:rules|restrictions|limits|guidelines|"
