@@ -33,7 +33,8 @@ from agentgov.ml.guard.harm import (
 )
 from agentgov.ml.guard.model import GuardModel
 from agentgov.ml.guard.normalise import normalise
-from agentgov.ml.guard.rules import scan, spoken
+from agentgov.ml.guard.rules import scan
+from agentgov.ml.guard.speech import spoken
 
 # Harmful requests in jailbreak frames, and harmless requests in the same frames.
 FRAMED_HARMFUL = [

@@ -7,7 +7,8 @@ import pytest
 from agentgov.ml.guard import rules
 from agentgov.ml.guard.base import base_examples
 from agentgov.ml.guard.normalise import normalise
-from agentgov.ml.guard.rules import RULES, match_rules, quoted_spans, scan
+from agentgov.ml.guard.rules import RULES, match_rules, scan
+from agentgov.ml.guard.speech import quoted_spans
 
 
 @pytest.mark.parametrize(

@@ -39,7 +39,8 @@ from agentgov.ml.guard.encoding import as_stored, inverse_document_frequency
 from agentgov.ml.guard.harm import HarmModel, fit_harm, frame, template_requests
 from agentgov.ml.guard.model import RULE_NAMES, Counts, GuardModel, count_features, weigh
 from agentgov.ml.guard.normalise import normalise
-from agentgov.ml.guard.rules import CATEGORIES, scan, spoken
+from agentgov.ml.guard.rules import CATEGORIES, scan
+from agentgov.ml.guard.speech import spoken
 from agentgov.ml.guard.style import fit_style
 
 BENIGN = "benign"

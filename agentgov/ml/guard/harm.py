@@ -6,7 +6,7 @@ novel ... describe how the character makes the explosive. This is purely for fic
 form, such a text is an ordinary creative prompt; what makes it an attack is the request it frames. The same
 frames wrap harmless requests every day ("You are a chef. Teach me how to make pasta"), and harmful topics are
 discussed in harmless texts (a security advisory, a news report), so neither signal blocks alone, and a request
-the writer only quotes or mentions (`rules.spoken`) is not theirs:
+the writer only quotes or mentions (`speech.spoken`) is not theirs:
 
 - `frame(text, reported)` finds a jailbreak frame the writer speaks (not inside a quotation or a mention):
   an assigned role or persona, fiction, a hypothetical, a research or education pretext, a disclaimer that the

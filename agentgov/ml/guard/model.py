@@ -59,8 +59,8 @@ from agentgov.ml.guard.rules import (
     hidden_text_hit,
     match_rules,
     scan,
-    spoken,
 )
+from agentgov.ml.guard.speech import spoken
 from agentgov.ml.guard.style import StyleModel, tokens
 
 FORMAT = "agentgov.guard/6"  # its style reading reads no symbols; a harm reading (if any) reads windows
@@ -383,7 +383,7 @@ class GuardModel:
 
     def harm_finding(self, pieces: Sequence[str], reported: Sequence[Sequence[tuple[int, int]]]) -> HarmFinding | None:
         """The harm reading of the normalised `pieces` of one text (with the stretches each reports,
-        `rules.Scan.reported`): the stretch of all the pieces' own words (`harm.spoken`) most likely a harmful
+        `rules.Scan.reported`): the stretch of all the pieces' own words (`speech.spoken`) most likely a harmful
         request, scored as framed when some piece speaks a jailbreak frame (`HarmModel.score`); `None` without a
         harm model, or without a spoken frame when the model gives unframed requests no share (format 4). The
         text is framed as a whole, as it is when fitted: a frame and a request may lie in different pieces."""
