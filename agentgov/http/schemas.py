@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from agentgov.audit_chain import canonical_json
 
 T = TypeVar("T")
 
@@ -45,9 +46,10 @@ Name = bounded_name(200)
 
 def storable_json(value: Any, max_bytes: int, what: str) -> Any:
     """`value` if JSON holds it exactly (no NaN or infinity, which Python's reader accepts and JSON has not)
-    within `max_bytes`. Raises `ValueError` naming `what` (a 422 for the field, in a model's validator)."""
+    within `max_bytes` of its stored form (`canonical_json`, UTF-8). Raises `ValueError` naming `what` (a 422
+    for the field, in a model's validator)."""
     try:
-        size = len(json.dumps(value, allow_nan=False))
+        size = len(canonical_json(value).encode())
     except ValueError:
         raise ValueError(f"{what} must not contain NaN or infinite numbers") from None
     if size > max_bytes:

@@ -22,7 +22,6 @@ from quart_schema import document_headers, document_response, tag
 
 from agentgov.actors.audit import AppendEntry, AuditUnavailable, EntryRejected, audit
 from agentgov.actors.registry import AgentNotFound, lookup_agent
-from agentgov.audit_chain import canonical_json
 from agentgov.http.actor_calls import ASK_TIMEOUT, ask_actor
 from agentgov.http.auth import Scheme, authorize, principal, services, tenant_id
 from agentgov.http.errors import ApiError
@@ -34,6 +33,7 @@ from agentgov.http.schemas import (
     RequestModel,
     bounded_name,
     page,
+    storable_json,
 )
 from agentgov.http.validation import json_body, query
 from agentgov.integrations.usage import note_use
@@ -50,9 +50,7 @@ _IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,200}$")
 
 def _storable(value: Any) -> Any:
     """Reject JSON the trail cannot store exactly (NaN, infinities) or that is too large."""
-    if value is not None and len(canonical_json(value).encode()) > MAX_JSON_BYTES:
-        raise ValueError(f"must serialise to at most {MAX_JSON_BYTES} bytes of JSON")
-    return value
+    return None if value is None else storable_json(value, MAX_JSON_BYTES, "the object")
 
 
 JsonObject = Annotated[dict[str, Any], AfterValidator(_storable)]

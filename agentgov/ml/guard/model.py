@@ -355,7 +355,7 @@ class GuardModel:
                 if hit.rule not in hits or (hits[hit.rule].quoted and not hit.quoted):
                     hits[hit.rule] = hit
         for finding in normalised.findings:  # words hidden in tag characters block (`rules.HIDDEN_TEXT`)
-            smuggled = hidden_text_hit(finding.hidden) if finding.hidden else None
+            smuggled = hidden_text_hit(finding.hidden)
             if smuggled is not None:
                 hits[smuggled.rule] = smuggled
         ordered = tuple(sorted(hits.values(), key=lambda h: -h.score))

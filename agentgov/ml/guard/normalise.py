@@ -258,11 +258,15 @@ def _reads_backwards(line: str) -> bool:
     if len(line) < 12:
         return False
     words = re.findall(r"[a-z]+", line[::-1].lower())
-    after = sum(1 for word in words if len(word) > 1 and word in _COMMON)
-    if after < 0.25 * len(words) or len({word for word in words if len(word) > 1} & _COMMON) < 3:
+    after = _common_words(words)
+    if len(after) < 0.25 * len(words) or len(set(after)) < 3:
         return False
-    before = sum(1 for word in re.findall(r"[a-z]+", line.lower()) if len(word) > 1 and word in _COMMON)
-    return after >= 3 * max(1, before)
+    return len(after) >= 3 * max(1, len(_common_words(re.findall(r"[a-z]+", line.lower()))))
+
+
+def _common_words(words: list[str]) -> list[str]:
+    """The `words` (lower case) of two letters or more that are common English words (`_COMMON`)."""
+    return [word for word in words if len(word) > 1 and word in _COMMON]
 
 
 #: Letters written apart: eight or more single letters or digits separated by one to three spaces (words
