@@ -3,6 +3,8 @@
 `normalise(text)` returns the text to classify and what it had to undo, each a `Finding` that the guard can
 give as a reason:
 
+* a JSON document read as its strings, one per line (`data_text.json_strings`: its syntax is not words; no
+  finding);
 * Unicode compatibility forms folded (NFKC: full-width letters, ligatures, mathematical alphabets);
 * invisible characters removed: zero-width spaces and joiners, word joiners, byte-order marks, bidirectional
   controls, soft hyphens;
@@ -33,6 +35,8 @@ import dataclasses
 import re
 import unicodedata
 import urllib.parse
+
+from agentgov.ml.guard.data_text import json_strings
 
 MAX_PAYLOADS = 8
 MAX_PAYLOAD_CHARS = 4096
@@ -137,6 +141,9 @@ class Normalised:
 
 def normalise(text: str) -> Normalised:
     findings: list[Finding] = []
+    strings = json_strings(text)
+    if strings is not None:
+        text = strings
     folded = unicodedata.normalize("NFKC", text)
     if folded != text:
         letters = sorted({c for c in text if c.isalpha() and unicodedata.normalize("NFKC", c) != c})
