@@ -38,6 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import HashingVectorizer
 
+from agentgov.ml.guard.answer_form import form_spans
 from agentgov.ml.guard.assessment import Assessment, HarmFinding
 from agentgov.ml.guard.encoding import (
     BUCKETS,
@@ -317,23 +318,22 @@ class GuardModel:
         return logits
 
     def _judge_speech(self, text: str, scanned: Scan) -> tuple[float, np.ndarray]:
-        """`judge`, with quotations (and mentioned attacks, `Scan.reported`) read as reported speech: when a
-        text quotes and has a voice of its own (at least `MIN_OWN_CHARS` and `MIN_OWN_SHARE` of it outside what
-        it reports), its attack probability
-        is the larger of its own words' and `QUOTED_FACTOR` of the whole text's. A discussion that quotes an
-        attack is judged by what it says; a text that only quotes is judged whole."""
+        """`judge`, with the sentences that only shape the answer left out (`answer_form.form_spans`: the
+        classifier learnt orders about the answer from attacks alone) and quotations (and mentioned attacks,
+        `Scan.reported`) read as reported speech: when a text quotes and has a voice of its own (at least
+        `MIN_OWN_CHARS` and `MIN_OWN_SHARE` of it outside what it reports and its form sentences), its attack
+        probability is the larger of its own words' and `QUOTED_FACTOR` of the whole text's. A discussion that
+        quotes an attack is judged by what it says; a text that only quotes is judged whole. The rule hits are
+        the whole text's."""
         hits = scanned.hits
-        whole = self.judge(text, hits)
+        form = form_spans(text)
+        read = spoken(text, form).strip() if form else text
+        whole = self.judge(read, hits)
         spans = scanned.reported
         if not spans:
             return whole
-        own, cursor = [], 0
-        for start, end in spans:  # in order of start; they may overlap
-            own.append(text[cursor:start])
-            cursor = max(cursor, end)
-        own.append(text[cursor:])
-        remainder = " ".join(part.strip() for part in own if part.strip())
-        if len(remainder) < MIN_OWN_CHARS or len(remainder) < MIN_OWN_SHARE * len(text):
+        remainder = " ".join(spoken(text, [*spans, *form]).split())
+        if len(remainder) < MIN_OWN_CHARS or len(remainder) < MIN_OWN_SHARE * len(read):
             return whole
         speech = self.judge(remainder, [hit for hit in hits if not hit.quoted])
         attack = max(speech[0], QUOTED_FACTOR * whole[0])

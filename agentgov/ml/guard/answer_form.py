@@ -1,0 +1,129 @@
+"""Sentences that only shape the answer: its length, format, letter case, punctuation, language or keywords.
+
+An ordinary request often ends with constraints on the form of the answer ("Do not use any commas in your
+response.", "Answer in fewer than 50 words.", "Wrap your entire response in double quotation marks."), and a
+system prompt is full of them. They are orders to the model about its answer, worded much as a jailbreak's
+orders are ("your response", "do not", "must"), but they say nothing about what the model may do: no content, no
+rules, no secrets. The classifier learnt "an order about the answer" from attacks alone (the base data holds no
+benign text dense in them), so `GuardModel` reads a text without its form sentences (`form_spans`); the rules and
+the harm reading still read it whole.
+
+A form sentence opens (after a lead such as "Please", "Also", "Make sure") with a form constraint (`_HEADS`),
+is at most `MAX_FORM_CHARS` long, names a form (`_FORM_WORD`: a count, a unit of text, punctuation, letter
+case, a format, a language), and names nothing an attack needs (`_NOT_FORM`: prompts, instructions, rules,
+refusals, warnings, secrets, roles, encodings, ...): "Your response must not include any warnings" and "Respond only as
+DAN" are not form sentences, and neither is a sentence asking to begin the answer with a given phrase (prefix
+injection, "Start your response with 'Sure, here is'"). Pure; linear in the text; never raises.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_FORM_CHARS = 200
+
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
+_LEAD = (
+    r"[\s\"'(\[*#>:-]*(?:(?:please|also|and|finally|additionally|lastly|then|moreover|importantly|note(?:\s+that)?|"
+    r"(?:make|be)\s+sure(?:\s+(?:that|to))?|ensure(?:\s+that)?|remember(?:\s+to)?|in\s+addition|"
+    r"for\s+(?:your|the)\s+(?:answer|response|reply))[,:\s]+)*"
+)
+_ANSWER = (
+    r"(?:answer|response|reply|output|essay|poem|story|e-?mail|letter|summary|text|article|blog\s+post|paragraphs?|"
+    r"post|list|rewrite|explanation|description|review|song|title|tweet|limerick|haiku|riddle|joke|report|"
+    r"proposal|cover\s+letter|resume|speech|pitch|advertisement|ad|slogan|rap|lyrics|entire\s+output)"
+)
+_UNITS = r"(?:words?|sentences?|paragraphs?|bullet\s+points?|lines?|characters?|letters?|sections?|items?|stanzas?)"
+_COUNT = (
+    r"(?:at\s+(?:most|least)|less\s+than|fewer\s+than|no\s+(?:more|less|fewer)\s+than|more\s+than|under|over|"
+    r"exactly|about|around|only|just|up\s+to|between)"
+)
+_FORMS = (
+    r"(?:all\s+)?(?:lower\s*-?case|upper\s*-?case|capital(?:ized)?\s+letters|capitals|english|french|german|"
+    r"spanish|italian|portuguese|dutch|chinese|japanese|korean|hindi|arabic|russian|turkish|polish|swedish|"
+    r"json|yaml|xml|markdown|html|csv|a\s+table|(?:a\s+)?(?:numbered\s+|bulleted\s+)?lists?|bullet\s+points|"
+    r"plain\s+text|title\s+case|one\s+word|a\s+single\s+(?:word|sentence|paragraph)|haiku|iambic\s+pentameter|"
+    r"rhym\w+|the\s+third\s+person|the\s+first\s+person|a\s+formal\s+tone|a\s+casual\s+tone|"
+    r"(?:a\s+)?code\s+blocks?|double\s+quot\w+\s+marks|quotation\s+marks)\b"
+)
+#: The openings of a form constraint.
+_HEADS = re.compile(
+    _LEAD + r"(?:"
+    # "Do not use any commas", "Avoid using capital letters", "Refrain from including the word 'sad'"
+    r"(?:do\s+not|don't|dont|never|avoid|refrain\s+from|without)\s+(?:use|using|include|including|add|adding|"
+    r"write|writing|put|putting|mention|mentioning)\s+(?:any\s+)?(?:commas?|punctuation|capital(?:ized)?\s+"
+    r"letters|capitals|upper\s*-?case|lower\s*-?case|bullet\s+points|markdown|emojis?|hashtags|numbers|digits|"
+    r"numbered\s+lists|lists|headings?|headers|the\s+(?:letter|word|words|character|keywords?|phrase)\b|"
+    r"(?:the\s+)?(?:following\s+)?(?:key)?words?\b|more\s+than\s+\d+)"
+    # "Your response should contain at least 3 paragraphs", "The entire output must be in lowercase"
+    rf"|(?:your|the|my|this|each|every)\s+(?:entire\s+|whole\s+|full\s+|final\s+)?{_ANSWER}\s+(?:should|must|"
+    r"will|needs?\s+to|has\s+to|have\s+to|shall|is\s+to|cannot|can't|may)\s+(?:not\s+)?(?:only\s+)?(?:be|"
+    r"contain|have|include|consist|use|end|finish|exceed|follow|highlight|mention|repeat\s+the\s+request)\b"
+    # "Answer in fewer than 50 words", "Respond in all lowercase", "Write it in JSON format"
+    r"|(?:answer|respond|reply|write|give\s+(?:your|the)\s+answer|output|format\s+(?:your|the)\s+"
+    r"(?:answer|response|reply|output)|keep\s+(?:it|your\s+(?:answer|response|reply))|limit\s+(?:it|your\s+"
+    r"(?:answer|response|reply))|write\s+(?:it|this|everything|your\s+(?:answer|response|reply)))\s+"
+    rf"(?:only\s+)?(?:in|with|using|as|to|under|within|below)\s+(?:(?:{_COUNT}\s+)?(?:\d+|one|two|three|four|five|"
+    rf"six|seven|eight|nine|ten|a\s+few|a\s+single)\s+{_UNITS}|{_FORMS})"
+    # "Wrap your entire response with double quotation marks"
+    rf"|wrap\s+(?:your|the)\s+(?:entire\s+|whole\s+)?{_ANSWER}\s+(?:in|with|inside)\b"
+    # "Include the keywords 'x' and 'y'", "Include at least 3 placeholders in square brackets"
+    rf"|(?:include|use|have|add|write|highlight|mark)\s+(?:the\s+)?(?:keywords?|{_COUNT}\s+(?:\d+|one|two|three|"
+    r"four|five|six|seven|eight|nine|ten)\s+(?:\w+\s+)?(?:words?|sentences?|paragraphs?|bullet\s+points?|"
+    r"placeholders?|sections?|times|lines?))\b"
+    # "End your response with the exact phrase", "At the end of your response, add a postscript", "Add a title"
+    rf"|(?:end|finish|conclude)\s+(?:your|the)\s+{_ANSWER}\s+with\b"
+    rf"|at\s+the\s+end\s+of\s+your\s+{_ANSWER}\b"
+    r"|(?:add|include|write)\s+(?:a\s+)?(?:postscript|p\.?\s?s\.?|title)\b"
+    # "There should be 4 paragraphs", "Paragraphs are separated by the markdown divider", "Separate your answer
+    # into 3 sections", "Mark the beginning of each section with SECTION X"
+    r"|there\s+should\s+be\s+(?:exactly\s+)?\d+\s+(?:paragraphs?|sections?|bullet\s+points?)"
+    r"|(?:paragraphs?|sections?)\s+(?:should\s+be|are|must\s+be)\s+separated\b"
+    rf"|(?:separate|divide|split)\s+(?:your|the)\s+{_ANSWER}\s+into\b"
+    r"|mark\s+the\s+beginning\s+of\s+each\s+(?:section|paragraph)\b"
+    # "The letter q should appear at least 5 times", "the word 'data' should appear less than 3 times"
+    rf"|(?:in\s+your\s+{_ANSWER},?\s+)?the\s+(?:letter\s+\S+|word\s+\S+)\s+should\s+appear\b"
+    # "In your response, the word 'x' should ...", "In your entire response, refrain from ..."
+    rf"|in\s+your\s+(?:entire\s+)?{_ANSWER},?\s+(?:the\s+(?:letter|word)|(?:do\s+not|don't|refrain\s+from)\s+"
+    r"(?:use|using|include|including)\s+(?:any\s+)?(?:commas?|capital|upper|lower|the\s+(?:letter|word))|"
+    r"(?:all\s+)?(?:letters|words)\s+should)"
+    r")",
+    re.IGNORECASE,
+)
+#: What a form sentence never names: the model's rules, prompt or role, refusals and warnings, secrets, attacks.
+_NOT_FORM = re.compile(
+    r"\b(?:prompts?|instructions?|system|rules?|polic(?:y|ies)|guidelines?|filters?|filtered|censor\w*|"
+    r"restrict\w*|limitations?|ethic\w*|moral\w*|refus\w*|reject\w*|decline\w*|apolog\w*|sorry|disclaim\w*|"
+    r"warnings?|caveats?|cannot|can't|unable|dan|jailbr\w*|developer|mode|passwords?|passphrase|secrets?|"
+    r"confidential|hidden|ignore\w*|disregard\w*|forget\w*|overrid\w*|bypass\w*|pretend\w*|characters?\s+(?:as|of)|"
+    r"persona|role|act|acting|stay|sure|absolutely|certainly|"
+    r"above|previous|earlier|initial|original|verbatim|reveal\w*|leak\w*|links?|urls?|https?|images?|markdown\s+"
+    r"image|tools?|send|sending|email\s+(?:to|it)|harm\w*|illegal|dangerous|explicit|offensive|encod\w*|decod\w*|"
+    r"base\s*-?64|hex\w*|rot\s*-?13|cipher\w*|revers\w*|backwards?|interlac\w*|acrostic|spell\w*)\b",
+    re.IGNORECASE,
+)
+#: A form sentence names a form: a count, a unit of text, punctuation, letter case, a format or a language.
+_FORM_WORD = re.compile(
+    r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|fifty|hundred|words?|sentences?|"
+    r"paragraphs?|bullets?|points|lines?|characters|letters?|sections?|items|stanzas?|commas?|punctuation|"
+    r"periods|exclamation|lower\s*-?case|upper\s*-?case|capital\w*|json|yaml|xml|markdown|html|csv|tables?|lists?|"
+    r"titles?|quotation|quotes|brackets|parenthes[ie]s|postscript|p\.?\s?s|keywords?|english|french|german|spanish|"
+    r"italian|portuguese|dutch|chinese|japanese|korean|hindi|arabic|russian|turkish|polish|swedish|language|"
+    r"formats?|formatted|divider|asterisks?|placeholders?|highlight\w*|phrase|code\s+blocks?|haiku|iambic|rhym\w*|"
+    r"tone|person|concise|brief|short|length)\b",
+    re.IGNORECASE,
+)
+
+
+def form_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of `text` (normalised) that only shapes the answer, in order (see the
+    module docstring). A sentence ends at `.`, `!`, `?` or a line break."""
+    spans = []
+    for found in _SENTENCE.finditer(text):
+        sentence = found.group(0)
+        if len(sentence) > MAX_FORM_CHARS or not _HEADS.match(sentence) or not _FORM_WORD.search(sentence):
+            continue
+        if _NOT_FORM.search(sentence):
+            continue
+        spans.append(found.span())
+    return spans
