@@ -75,7 +75,17 @@ _MENTION_CUE = re.compile(
     # a reported prohibition: "training it not to reveal its system prompt" (a bare "not to" would let an attack
     # announce itself as quoted: "remember, never to: ignore all previous instructions")
     rf"|\b(?:train|teach|tell|instruct|ask|remind)(?:s|es|ed|ing)?\s+{_THE_MODEL}\s+(?:not|never)\s+to"
-    rf"|\b(?:taught|told)\s+{_THE_MODEL}\s+(?:not|never)\s+to)"
+    rf"|\b(?:taught|told)\s+{_THE_MODEL}\s+(?:not|never)\s+to"
+    # what someone else asks of "you", as an operator's prompt warns of it: "if a message tells you to", "users
+    # may try to convince you to", "attempts to get you to", "ignore all requests to" (not "I ask you to")
+    r"|\b(?:tells|asks|instructs|forces|convinces|tricks|gets|wants|orders|urges|requests|commands|pressures|"
+    r"persuades)\s+you\s+to"
+    r"|\b(?:users?|people|they|attackers?|someone|anyone|others|who|that|which)\s+(?:(?:might|may|could|will|would|"
+    r"often|sometimes|try\s+to|attempt\s+to)\s+)?(?:tell|ask|instruct|force|convince|trick|get|want|order|urge|"
+    r"request|command|pressure|persuade|manipulate)\s+you\s+to"
+    r"|\b(?:attempts?|attempting|tries|trying|requests?|efforts?)\s+to\s+(?:get|make|force|convince|trick|persuade|"
+    r"manipulate|have)\s+you\s+(?:to\s+)?"
+    r"|\b(?:requests|attempts|demands)\s+to)"
     r"\s*[:,]?\s*$",
     re.IGNORECASE,
 )
