@@ -13,6 +13,8 @@ import dataclasses
 from agentgov.ml.guard.normalise import Finding
 from agentgov.ml.guard.rules import RuleHit
 
+_NOT_BLOCKING_OPERATOR = "; does not block the operator's own text (source system)"
+
 
 @dataclasses.dataclass(frozen=True)
 class Assessment:
@@ -29,11 +31,13 @@ class Assessment:
     telling_words: tuple[str, ...] = ()  # the words weighing most towards "attack" (when the classifier blocks)
     readings: tuple[tuple[str, float], ...] = ()  # each reading's own attack probability (when it blocks)
     harm: HarmFinding | None = None  # the harm reading's finding (formats 4 and 5), whatever its score
+    operator: bool = False  # the operator's own text: the classifier alone does not block it
 
     def reasons(self, threshold: float) -> list[str]:
         """What was found, in this order: rule hits (rule and fragment, strongest first), the classifier when it
         alone is over the threshold (with each reading's own probability and the words weighing most), a harmful
-        request in a jailbreak frame when its score is over the threshold, and the obfuscation undone."""
+        request in a jailbreak frame when its score is over the threshold (for an operator's text, each of these two
+        says that it does not block it), and the obfuscation undone."""
         reasons = [hit.reason() for hit in self.hits]
         if self.classifier_score >= threshold:
             words = ", ".join(f'"{word}"' for word in self.telling_words)
@@ -43,9 +47,10 @@ class Assessment:
                 f"most likely {self.top_category} ({self.categories[self.top_category]:.2f})"
                 + (f"; readings: {readings}" if readings else "")
                 + (f"; words weighing most: {words}" if words else "")
+                + (_NOT_BLOCKING_OPERATOR if self.operator else "")
             )
         if self.harm is not None and self.harm.score >= threshold:
-            reasons.append(self.harm.reason())
+            reasons.append(self.harm.reason() + (_NOT_BLOCKING_OPERATOR if self.operator else ""))
         reasons.extend(f"obfuscation: {finding.detail}" for finding in self.findings)
         return reasons
 

@@ -86,6 +86,9 @@ CHUNK_CHARS = 4000
 CHUNK_OVERLAP = 400
 RULE_NAMES = tuple(rule.name for rule in RULES)
 MIN_OWN_CHARS = 40
+#: An operator's text (`GuardModel.assess(operator=True)`): the classifier's probability and the harm reading's
+#: score count at most this share of the threshold, as a quoted rule hit does (`GuardModel.rule_score`).
+OPERATOR_FACTOR = 0.99
 MIN_OWN_SHARE = 0.3
 
 _CHAR = HashingVectorizer(
@@ -339,7 +342,12 @@ class GuardModel:
         attack = max(speech[0], QUOTED_FACTOR * whole[0])
         return attack, (speech[1] if speech[0] >= QUOTED_FACTOR * whole[0] else whole[1])
 
-    def assess(self, text: str) -> Assessment:
+    def assess(self, text: str, *, operator: bool = False) -> Assessment:
+        """The judgement of `text` (see the module docstring). An `operator` text (`source: "system"`, the
+        operator's own instructions to its model) is full of orders to a model and reads as an attack to the
+        classifier: for it the classifier's probability counts at most just below the threshold
+        (`Assessment.operator`), and so does the harm reading's (a policy's list of forbidden subjects reads as
+        harmful requests): only a rule (an attack's phrasing, neither quoted nor negated) or hidden text blocks."""
         normalised = normalise(text)
         pieces = chunks(normalised.text)
         scans = [scan(piece) for piece in pieces]
@@ -347,7 +355,8 @@ class GuardModel:
         judged = [self._judge_speech(piece, scanned) for piece, scanned in zip(pieces, scans, strict=True)]
         best = max(range(len(judged)), key=lambda k: judged[k][0])
         classifier, share = judged[best]
-        categories = {name: float(classifier * share[k]) for k, name in enumerate(CATEGORIES)}
+        counted = min(classifier, self.threshold * OPERATOR_FACTOR) if operator else classifier
+        categories = {name: float(counted * share[k]) for k, name in enumerate(CATEGORIES)}
         top = max(categories, key=lambda name: categories[name])
         hits: dict[str, RuleHit] = {}
         for found in piece_hits:
@@ -361,12 +370,13 @@ class GuardModel:
         ordered = tuple(sorted(hits.values(), key=lambda h: -h.score))
         for hit in ordered:
             categories[hit.category] = max(categories[hit.category], self.rule_score(hit))
-        score = max([classifier, *(self.rule_score(hit) for hit in ordered)])
+        score = max([counted, *(self.rule_score(hit) for hit in ordered)])
         harm = self.harm_finding(pieces, [scanned.reported for scanned in scans])
         if harm is not None:
+            harm_score = min(harm.score, self.threshold * OPERATOR_FACTOR) if operator else harm.score
             if harm.frame is not None:  # a framed harmful request is a jailbreak; a plain one only ranks
-                categories["jailbreak"] = max(categories["jailbreak"], harm.score)
-            score = max(score, harm.score)
+                categories["jailbreak"] = max(categories["jailbreak"], harm_score)
+            score = max(score, harm_score)
         return Assessment(
             score=round(score, 4),
             categories={name: round(value, 4) for name, value in categories.items()},
@@ -379,6 +389,7 @@ class GuardModel:
             telling_words=self.telling_words(pieces[best]) if classifier >= self.threshold else (),
             readings=self.readings(pieces[best], piece_hits[best]) if classifier >= self.threshold else (),
             harm=harm,
+            operator=operator,
         )
 
     def harm_finding(self, pieces: Sequence[str], reported: Sequence[Sequence[tuple[int, int]]]) -> HarmFinding | None:
