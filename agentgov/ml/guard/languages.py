@@ -22,27 +22,34 @@ IGNORE_INSTRUCTIONS = (
     # French
     r"(?:(?:ignore[zs]?|oublie[zs]?)\s+(?:toutes\s+)?(?:les|vos|tes)\s+(?:instructions|consignes|r[èe]gles)"
     r"\s+(?:pr[ée]c[ée]dentes|ci-dessus|ant[ée]rieures)"
+    r"|(?:ignore[zs]?|oublie[zs]?)\s+(?:toutes\s+(?:les|vos|tes)|vos|tes)\s+(?:instructions|consignes)\b"
     r"|\boublie[zs]?\s+tout\s+ce\s+(?:qui\s+(?:pr[ée]c[èe]de|a\s+[ée]t[ée]\s+dit)|que\s+(?:je\s+)?(?:t'|vous\s+)?"
     r"(?:ai|avons|on\s+t'a|on\s+vous\s+a)\s+dit)(?=\s*(?:[.,;:!]|$|et\b|avant|jusqu|auparavant|pr[ée]c[ée]demment))"
     # Spanish
     r"|\b(?:ignora|olvida)\s+(?:todas\s+)?(?:las|tus|sus)\s+(?:instrucciones|[óo]rdenes|reglas)\s+"
     r"(?:anteriores|previas)"
+    r"|\b(?:ignora|olvida)\s+(?:todas\s+(?:las|tus|sus)|tus|sus)\s+(?:instrucciones|[óo]rdenes)\b"
     r"|\b(?:ignora|olvida)\s+todo\s+lo\s+(?:anterior|dicho|que\s+te\s+(?:dije|dijeron|han\s+dicho|he\s+dicho))"
     r"(?=\s*(?:[.,;:!]|$|y\b|antes|hasta|previamente))"
     # German
     r"|\b(?:ignorier(?:e|en)?|vergiss|vergessen\s+Sie|missachte)\s+(?:alle\s+|die\s+|deine\s+|Ihre\s+)?"
     r"(?:vorherigen|obigen|bisherigen|vorangehenden|vorangegangenen|fr[üu]heren|vorigen)\s+"
     r"(?:Anweisungen|Instruktionen|Befehle|Regeln|Vorgaben)"
+    r"|\b(?:ignorier(?:e|en)?|vergiss|vergessen\s+Sie|missachte)\s+(?:alle|deine|Ihre)\s+(?:Anweisungen|Instruktionen|"
+    r"Befehle|Vorgaben)\b"
     r"|\b(?:ignorier(?:e|en)?|vergiss|vergessen\s+Sie)\s+alles(?:\s*,)?\s+"
     r"(?:davor|vorher|zuvor|bisher|oben|was\s+(?:vorher|zuvor|bisher|oben|davor|(?:ich|wir|man)\s+(?:dir|Ihnen)\s+"
-    r"(?:bisher\s+|vorher\s+|zuvor\s+)?(?:gesagt|geschrieben|aufgetragen|befohlen)))"
+    r"(?:bisher\s+|vorher\s+|zuvor\s+)?(?:gesagt|geschrieben|aufgetragen|befohlen)|wir\s+(?:vorher|bisher|zuvor)\s+"
+    r"(?:besprochen|gesagt|geschrieben|diskutiert)))"
     # Italian
     r"|\b(?:ignora|dimentica)\s+(?:tutte\s+)?le\s+(?:istruzioni|regole)\s+(?:precedenti|sopra)"
+    r"|\b(?:ignora|dimentica)\s+(?:tutte\s+le|le\s+tue)\s+istruzioni\b"
     r"|\b(?:ignora|dimentica)\s+tutto\s+(?:quello|ci[òo])\s+che\s+ti\s+(?:ho|abbiamo|hanno)\s+detto"
     r"(?=\s*(?:[.,;:!]|$|e\b|prima|finora|fino\s+ad\s+ora))"
     # Portuguese
     r"|\b(?:ignore|ignora|esque[çc]a)\s+(?:todas\s+)?(?:as|suas|tuas)\s+(?:instru[çc][õo]es|regras)\s+"
     r"(?:anteriores|acima)"
+    r"|\b(?:ignore|ignora|esque[çc]a)\s+(?:todas\s+as|as\s+suas|suas|tuas)\s+instru[çc][õo]es\b"
     r"|\b(?:ignore|ignora|esque[çc]a)\s+tudo\s+o\s+que\s+(?:foi\s+dito|te\s+disse|eu\s+disse|lhe\s+disse)"
     r"(?=\s*(?:[.,;:!]|$|e\b|antes|at[ée]\s+agora|anteriormente))"
     # Dutch
