@@ -72,7 +72,13 @@ Category = Literal["injection", "jailbreak", "leakage"]
 
 class ValidateIn(RequestModel):
     prompt: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS, description="the text to judge")
-    source: Source | None = Field(default=None, description="where the text comes from")
+    source: Source | None = Field(
+        default=None,
+        description=(
+            "where the text comes from; `system` marks the operator's own instructions, which only an attack's "
+            "phrasing (a rule) or hidden text blocks"
+        ),
+    )
     agent_id: uuid.UUID | None = Field(default=None, description="the agent about to read it (one of this tenant)")
     context: dict[str, Any] | None = Field(default=None, description="kept with the audit record of a block")
 
