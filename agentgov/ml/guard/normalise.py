@@ -19,8 +19,9 @@ give as a reason:
 * letters written apart joined and appended ("I g n o r e   a l l", "i.g.n.o.r.e"), and leetspeak read as
   letters and appended ("1gn0r3 4ll pr3v10u5 1n5truct10n5") when it spells common English words.
 
-`without_links(text)` is the view the learned classifier reads (links unwrapped to their text, web addresses
-removed); the rules read the normalised text whole.
+`without_links(text)` is the view the learned classifier reads (a markup document read as what it says,
+`data_text.markup_text`; links unwrapped to their text, web addresses removed); the rules read the normalised
+text whole.
 
 Pure functions of their input, bounded work (at most `MAX_PAYLOADS` decodings, each of at most
 `MAX_PAYLOAD_CHARS`); never raises for any string.
@@ -36,7 +37,7 @@ import re
 import unicodedata
 import urllib.parse
 
-from agentgov.ml.guard.data_text import json_strings
+from agentgov.ml.guard.data_text import json_strings, markup_text
 
 MAX_PAYLOADS = 8
 MAX_PAYLOAD_CHARS = 4096
@@ -343,7 +344,11 @@ def without_links(text: str) -> str:
     web address removed. Where a link points says nothing about whether the text around it is an attack, but
     the base data's links are nearly all in attacks (markdown exfiltration, web injections), so a model that
     read them learnt "a link is an attack" and flagged ordinary documents full of links. The rules still read
-    the links (an image whose address carries data is `exfiltration_link`). Pure; linear in the text."""
+    the links (an image whose address carries data is `exfiltration_link`). A markup document (XML, HTML) is read
+    as what it says (`data_text.markup_text`). Pure; linear in the text."""
+    markup = markup_text(text)
+    if markup is not None:
+        text = markup
     if "://" not in text and "](" not in text and "www." not in text.lower():
         return text
     return _ADDRESS.sub(" ", _MARKDOWN_LINK.sub(r"\1", text))
