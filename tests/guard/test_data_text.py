@@ -85,6 +85,8 @@ def test_a_markup_document_is_read_by_the_classifier_as_what_it_says() -> None:
         "<p>one tag</p> and then a long stretch of ordinary prose that is not markup at all, as prose goes.",
         "<br><br>",  # too few tags
         "<" * 10_000,
+        "<" + "<!--" * 12_499 + ">",  # unclosed comments (read in linear time: none holds another's opening)
+        "<" + "<![CDATA[" * 5_500 + ">",
     ],
 )
 def test_prose_that_shows_a_tag_is_read_as_it_is(text: str) -> None:

@@ -52,7 +52,11 @@ def json_strings(text: str) -> str | None:
 
 
 #: A tag, a comment or a CDATA section of XML or HTML (bounded: a `<` with no `>` within 2,000 characters is text).
-_MARKUP = re.compile(r"<!--(.{0,4000}?)-->|<!\[CDATA\[(.{0,4000}?)\]\]>|<[!?/]?[A-Za-z][^<>]{0,2000}>", re.DOTALL)
+#: A comment or a CDATA section holds no opening of another (so an unclosed run of them is read in linear time).
+_MARKUP = re.compile(
+    r"<!--((?:(?!<!--).){0,4000}?)-->|<!\[CDATA\[((?:(?!<!\[CDATA\[).){0,4000}?)\]\]>|<[!?/]?[A-Za-z][^<>]{0,2000}>",
+    re.DOTALL,
+)
 #: An attribute's quoted value inside a tag.
 _ATTRIBUTE_VALUE = re.compile(r"""=\s*(?:"([^"]*)"|'([^']*)')""")
 MIN_TAGS = 3
