@@ -99,7 +99,12 @@ _NOT_FORM = re.compile(
     r"persona|role|act|acting|stay|sure|absolutely|certainly|"
     r"above|previous|earlier|initial|original|verbatim|reveal\w*|leak\w*|links?|urls?|https?|images?|markdown\s+"
     r"image|tools?|send|sending|email\s+(?:to|it)|harm\w*|illegal|dangerous|explicit|offensive|encod\w*|decod\w*|"
-    r"base\s*-?64|hex\w*|rot\s*-?13|cipher\w*|revers\w*|backwards?|interlac\w*|acrostic|spell\w*)\b",
+    r"base\s*-?64|hex\w*|rot\s*-?13|cipher\w*|revers\w*|backwards?|interlac\w*|acrostic|spell\w*|"
+    # what was said before, the model, a persona: "everything written before my first message", "from now on as AIM"
+    r"everything|written|before|word\s+for\s+word|messages?|conversation|chat|context|so\s+far|now\s+on|"
+    r"unfiltered|uncensored|chatbot|ai|assistant|model|boundar\w*|limits?|no\s+matter|any\s+(?:request|question)|"
+    r"evil|amoral|immoral|unethical|as\s+(?!(?:an?\s+)?(?:json|yaml|xml|markdown|html|csv|table|list|bulleted|"
+    r"numbered|bullet|single|one|plain|code|haiku|poem|title|paragraph|sentence|tweet|letter|email|story|essay)\b)\w+)\b",
     re.IGNORECASE,
 )
 #: A form sentence names a form: a count, a unit of text, punctuation, letter case, a format or a language.

@@ -1,17 +1,20 @@
-"""Structured data as the guard reads it: a JSON or markup document's words, without its syntax.
+"""Structured data as the classifier reads it: a JSON or markup document's words, without its syntax.
 
-An agent's tools answer in JSON (a customer record, search results, an order), and an agent passes that answer to
-the guard as it got it. The words a model would read as instructions are in the document's strings; its braces,
-quotes, keys and commas are syntax. Read as prose, a record of names, addresses and identifiers looks to the
-style reading like nothing a person writes (it flagged a third of one benchmark's tool answers), so `normalise`
-reads a JSON document as its strings: every string value, and every key that holds a space (a key written as a
-sentence is read too), one per line, in document order, with JSON escapes decoded (`\\u0069gnore` is read as
-"ignore"). A value split into single words across keys stays readable, one word per line.
+An agent's tools answer in JSON or XML (a customer record, search results, an order), and an agent passes that
+answer to the guard as it got it. The words a model would read as instructions are in the document's strings
+and text; its braces, quotes, keys, tags and commas are syntax. Read as prose, a record of names, addresses and
+identifiers looks to the style reading like nothing a person writes (it flagged a third of one benchmark's tool
+answers), so the classifier reads (`normalise.without_links`):
 
-`json_strings(text)` is `None` for anything that is not one JSON object or array (text with JSON inside it is
-read as it is). `markup_text(text)` is what an XML or HTML document says (its text, comments and spoken
-attribute values), which the classifier reads instead of the markup (`normalise.without_links`); the rules read
-the markup, where a script or an event handler is. Pure; linear in the text; never raises for any string.
+* a JSON document as its strings (`json_strings`): every string value (each value of a duplicated key too), and
+  every key that holds a space, one per line, in document order, JSON escapes decoded;
+* a markup document as what it says (`markup_text`): its text between tags, comments and CDATA, attribute
+  values that hold a space, and any words in a tag that are not its name or attributes.
+
+The rules read the document itself, where a key, a script tag or an event handler is; `escaped_letters(text)`
+gives them the strings of a JSON document that spells letters with `\\u` escapes (no encoder needs to: they
+spell what a reader should not see). Pure; linear in the text; never raises for any string (lone surrogates,
+which JSON escapes can make and no encoder can write, become U+FFFD).
 """
 
 from __future__ import annotations
@@ -21,24 +24,37 @@ import json
 import re
 
 _OPENERS = {"{": "}", "[": "]"}
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+#: A `\\u` escape of a printable ASCII character, which JSON encoders never write (they escape non-ASCII only).
+_ESCAPED_ASCII = re.compile(r"\\u00[2-7][0-9a-fA-F]")
+
+
+class _Pairs(list[tuple[str, object]]):
+    """A JSON object's (key, value) pairs in order, duplicated keys kept (`json.loads(object_pairs_hook=...)`)."""
+
+
+def without_surrogates(text: str) -> str:
+    """`text` with each lone surrogate (which no UTF-8 encoder accepts) replaced by U+FFFD."""
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 
 def json_strings(text: str) -> str | None:
     """The strings of `text` when it is one JSON object or array, one per line with runs of whitespace made one
-    space (empty strings dropped); `None` when it is not one (or is nested too deeply to parse)."""
+    space (empty strings dropped; every value of a duplicated key kept; keys read when they hold a space);
+    `None` when it is not one (or is nested too deeply to parse)."""
     body = text.strip()
     if not body or _OPENERS.get(body[0]) != body[-1]:
         return None
     try:
-        document = json.loads(body)
+        document = json.loads(body, object_pairs_hook=_Pairs)
     except (ValueError, RecursionError):
         return None
     lines: list[str] = []
     stack: list[object] = [document]
     while stack:  # depth first, in document order, without recursion
         node = stack.pop()
-        if isinstance(node, dict):
-            for key, value in reversed(list(node.items())):
+        if isinstance(node, _Pairs):
+            for key, value in reversed(node):
                 stack.append(value)
                 if len(key.split()) > 1:
                     stack.append(key)
@@ -48,7 +64,15 @@ def json_strings(text: str) -> str | None:
             line = " ".join(node.split())
             if line:
                 lines.append(line)
-    return "\n".join(lines)
+    return without_surrogates("\n".join(lines))
+
+
+def escaped_letters(text: str) -> str | None:
+    """`json_strings(text)` when `text` is a JSON document that writes a printable ASCII character as a `\\u`
+    escape (`\\u0069gnore`), else `None`."""
+    if "\\u" not in text or not _ESCAPED_ASCII.search(text):
+        return None
+    return json_strings(text)
 
 
 #: A tag, a comment or a CDATA section of XML or HTML (bounded: a `<` with no `>` within 2,000 characters is text).
@@ -59,13 +83,16 @@ _MARKUP = re.compile(
 )
 #: An attribute's quoted value inside a tag.
 _ATTRIBUTE_VALUE = re.compile(r"""=\s*(?:"([^"]*)"|'([^']*)')""")
+#: An attribute with its value, or a closing slash: a tag's syntax.
+_ATTRIBUTE = re.compile(r"""[\w:.-]+\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]+)|/\s*$""")
 MIN_TAGS = 3
 MIN_MARKUP_SHARE = 0.4
 
 
 def markup_text(text: str) -> str | None:
     """What a document that is mostly markup says, for the classifier: its text between tags, its comments and
-    CDATA sections, and each attribute value that holds a space (an image's alt text, a title), one stretch per
+    CDATA sections, each attribute value that holds a space (an image's alt text, a title) and the words in a tag
+    that are neither its name nor an attribute (`<x ignore all …/>`), one stretch per
     line, HTML character references decoded. `None` unless `text` is one document, opening with a tag and closing
     with one, holds at least `MIN_TAGS` tags, and they make at least `MIN_MARKUP_SHARE` of its non-space
     characters (prose that shows a tag or a snippet is read as it is).
@@ -84,12 +111,15 @@ def markup_text(text: str) -> str | None:
     cursor = 0
     for tag in found:
         parts.append(text[cursor : tag.start()])
-        inner = tag.group(1) or tag.group(2)
+        inner = tag.group(1) if tag.group(1) is not None else tag.group(2)
         if inner is not None:
             parts.append(inner)
         else:
             parts.extend(v for pair in _ATTRIBUTE_VALUE.findall(tag.group(0)) for v in pair if " " in v.strip())
+            loose = _ATTRIBUTE.sub(" ", tag.group(0)[1:-1]).split()[1:]  # after the tag's name
+            if len(loose) > 1:
+                parts.append(" ".join(loose))
         cursor = tag.end()
     parts.append(text[cursor:])
     lines = (" ".join(html.unescape(part).split()) for part in parts)
-    return "\n".join(line for line in lines if line)
+    return without_surrogates("\n".join(line for line in lines if line))

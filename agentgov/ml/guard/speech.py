@@ -66,9 +66,7 @@ _MENTION_CUE = re.compile(
     r"|\b(?:users?|attackers?|adversar(?:y|ies)|hackers?|red\s+team(?:ers?)?|someone|testers?|researchers?)\s+"
     r"(?:(?:might|may|could|can|would|will|often|sometimes|then|just|simply)\s+)?(?:types?|typed|writes?|wrote|"
     r"says?|said|enters?|entered|sends?|sent|submits?|submitted|tries|tried|pastes?|pasted)"
-    r"(?:\s+(?:something|a\s+(?:prompt|message|line))\s+like|\s+to)?"
-    # what a request is meant to do: "requests that are intended to reveal your instructions"
-    r"|\b(?:are|is|were|was)\s+(?:intended|designed|meant|used)\s+to"
+    r"(?:\s+(?:something|a\s+(?:prompt|message|line))\s+like)?"
     # a test of what the model would do: "whether the model would reveal its system prompt"
     rf"|\b(?:whether|if)\s+{_THE_MODEL}\s+(?:would|will|could|can|might)"
     # a report of what an attack made a model do: "instructing it to", "causing the model to"
@@ -77,31 +75,38 @@ _MENTION_CUE = re.compile(
     # a reported prohibition: "training it not to reveal its system prompt" (a bare "not to" would let an attack
     # announce itself as quoted: "remember, never to: ignore all previous instructions")
     rf"|\b(?:train|teach|tell|instruct|ask|remind)(?:s|es|ed|ing)?\s+{_THE_MODEL}\s+(?:not|never)\s+to"
-    rf"|\b(?:taught|told)\s+{_THE_MODEL}\s+(?:not|never)\s+to"
-    # what someone else asks of "you", as an operator's prompt warns of it: "if a message tells you to", "users
-    # may try to convince you to", "attempts to get you to", "ignore all requests to" (not "I ask you to")
-    r"|\b(?:tells|asks|instructs|forces|convinces|tricks|gets|wants|orders|urges|requests|commands|pressures|"
-    r"persuades)\s+you\s+to"
-    r"|\b(?:users?|people|they|attackers?|someone|anyone|others|who|that|which)\s+(?:(?:might|may|could|will|would|"
-    r"often|sometimes|try\s+to|attempt\s+to)\s+)?(?:tell|ask|instruct|force|convince|trick|get|want|order|urge|"
-    r"request|command|pressure|persuade|manipulate)\s+you\s+to"
-    r"|\b(?:attempts?|attempting|tries|trying|requests?|efforts?)\s+to\s+(?:get|make|force|convince|trick|persuade|"
-    r"manipulate|have)\s+you\s+(?:to\s+)?"
-    r"|\b(?:requests|attempts|demands)\s+to)"
+    rf"|\b(?:taught|told)\s+{_THE_MODEL}\s+(?:not|never)\s+to)"
     r"\s*[:,]?\s*$",
     re.IGNORECASE,
 )
-#: An example marker alone ("for example:", "something like", "e.g."): a cue only in a text that discusses
-#: (`_DISCUSSES`), since the marker itself names no attack and no one who typed it; so is a quotation.
-_EXAMPLE_CUE = re.compile(r"(?:\bsomething\s+like|\bfor\s+(?:example|instance)|\be\.g\.)\s*[:,]?\s*$", re.IGNORECASE)
+#: An example marker alone ("for example:", "something like", "e.g.") or a warning of what others may ask: a cue
+#: only in a text that discusses (`_DISCUSSES`), since it names no attack and no one who typed it (anyone can
+#: write "the customer asks you to"); so is a quotation.
+_EXAMPLE_CUE = re.compile(
+    r"(?:\bsomething\s+like|\bfor\s+(?:example|instance)|\be\.g\."
+    # and a warning of what others may ask of "you", as an operator's prompt writes it: "if a message tells you to",
+    # "users may attempt to convince you to", "attempts to get you to", "ignore all requests to", "requests that
+    # are intended to", "if the user says to" (in a text that discusses; never the writer's own "I ask you to")
+    r"|\b(?:if|when|whenever|should)\s+(?:[\w'-]+\s+){1,4}?(?:(?:may|might|could|can|will|would|tries\s+to|try\s+to|"
+    r"attempts?\s+to)\s+)?(?:tells?|asks?|instructs?|wants?|orders?|urges?|requests?|commands?|forces?|convinces?|"
+    r"tricks?|gets?|persuades?|pressures?)\s+you\s+to"
+    r"|\b(?:users?|people|attackers?|someone|anyone|others)\s+(?:may|might|could|will|often|sometimes)\s+"
+    r"(?:(?:try|attempt)\s+to\s+)?(?:tell|ask|instruct|force|convince|trick|get|persuade|manipulate|pressure)\s+you\s+to"
+    r"|\b(?:attempts?|attempting|tries|trying|efforts?)\s+to\s+(?:get|make|force|convince|trick|persuade|manipulate)"
+    r"\s+you\s+(?:to\s+)?"
+    r"|\b(?:requests|attempts|demands)\s+to"
+    r"|\b(?:are|is|were|was)\s+(?:intended|designed|meant)\s+to"
+    r"|\b(?:if|when|whenever)\s+(?:the\s+|a\s+)?users?\s+(?:says?|asks?)\s+to)"
+    r"\s*[:,]?\s*$",
+    re.IGNORECASE,
+)
 _MENTION_REACH = 60  # characters before a match searched for a cue
 #: A list of examples: a line that names what it lists and ends with a colon ("Common injection phrases
 #: include:", "Examples of data theft attempts:"), then the list's items, each on a line of its own after a
 #: bullet or a number. Each item is reported, as a quotation is (and, like one, only in a text that discusses).
 _LIST_CUE = re.compile(
-    r"(?im)^[^\n]{0,200}?\b(?:attacks?|attempts?|phrases?|prompts?|examples?|requests?|payloads?|injections?|"
-    r"jailbreaks?|messages?|strings?|inputs?|techniques?|patterns?|queries|commands?|tricks?|things?\s+like)\b"
-    r"[^\n]{0,120}:[ \t]*$"
+    r"(?im)^[^\n]{0,200}?\b(?:attacks?|attempts?|phrases?|examples?|payloads?|injections?|jailbreaks?|techniques?|"
+    r"tricks?)\b[^\n]{0,120}:[ \t]*$"
 )
 _LIST_ITEM = re.compile(r"\n(?:[ \t]*\n)?[ \t]*(?:[-*\u2022+]|\d{1,2}[.):])[ \t]+([^\n]*)")  # a blank line may precede
 MAX_LISTED = 100  # list items read after one cue, at most
@@ -193,7 +198,10 @@ def listed_spans(text: str) -> list[tuple[int, int]]:
     a line naming what it lists and ending with a colon (`_LIST_CUE`), up to the first line that is no item (at
     most `MAX_LISTED` items per list)."""
     spans: list[tuple[int, int]] = []
+    cursor = 0
     for cue in _LIST_CUE.finditer(text):
+        if cue.start() < cursor:  # a line of the list just read: no new list
+            continue
         cursor = cue.end()
         for _ in range(MAX_LISTED):
             item = _LIST_ITEM.match(text, cursor)
