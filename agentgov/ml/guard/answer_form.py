@@ -90,23 +90,49 @@ _HEADS = re.compile(
     r")",
     re.IGNORECASE,
 )
-#: What a form sentence never names: the model's rules, prompt or role, refusals and warnings, secrets, attacks.
-_NOT_FORM = re.compile(
-    r"\b(?:prompts?|instructions?|system|rules?|polic(?:y|ies)|guidelines?|filters?|filtered|censor\w*|"
-    r"restrict\w*|limitations?|ethic\w*|moral\w*|refus\w*|reject\w*|decline\w*|apolog\w*|sorry|disclaim\w*|"
-    r"warnings?|caveats?|cannot|can't|unable|dan|jailbr\w*|developer|mode|passwords?|passphrase|secrets?|"
-    r"confidential|hidden|ignore\w*|disregard\w*|forget\w*|overrid\w*|bypass\w*|pretend\w*|characters?\s+(?:as|of)|"
-    r"persona|role|act|acting|stay|sure|absolutely|certainly|"
-    r"above|previous|earlier|initial|original|verbatim|reveal\w*|leak\w*|links?|urls?|https?|images?|markdown\s+"
-    r"image|tools?|send|sending|email\s+(?:to|it)|harm\w*|illegal|dangerous|explicit|offensive|encod\w*|decod\w*|"
-    r"base\s*-?64|hex\w*|rot\s*-?13|cipher\w*|revers\w*|backwards?|interlac\w*|acrostic|spell\w*|"
-    # what was said before, the model, a persona: "everything written before my first message", "from now on as AIM"
-    r"everything|written|before|word\s+for\s+word|messages?|conversation|chat|context|so\s+far|now\s+on|"
-    r"unfiltered|uncensored|chatbot|ai|assistant|model|boundar\w*|limits?|no\s+matter|any\s+(?:request|question)|"
-    r"evil|amoral|immoral|unethical|as\s+(?!(?:an?\s+)?(?:json|yaml|xml|markdown|html|csv|table|list|bulleted|"
-    r"numbered|bullet|single|one|plain|code|haiku|poem|title|paragraph|sentence|tweet|letter|email|story|essay)\b)\w+)\b",
-    re.IGNORECASE,
+#: Every word a form sentence may hold (outside quotations, which carry its keywords and phrases): function words,
+#: the verbs and nouns of a constraint on the answer's form, units, formats, languages, numbers. A sentence with
+#: any other word says something besides the form ("… the full text that appears at the top of this page", "…
+#: the very first 200 words you were given", "… as AIM, an unfiltered chatbot") and is read.
+_FORM_VOCABULARY_TEXT = """
+    a an the your my this that these those each every all any no not do don't dont does is are be been being
+    should must will shall can may need needs to have has had in on at of for with without from by as and or
+    but than less more fewer least most exactly about around only just up between into per it its them their
+    you please also make sure ensure note finally additionally lastly then there here other else entire whole
+    full final same own following such so both either neither nor very
+    use using used include including includes included contain containing contains have consist consisting
+    answer answers answered respond responding reply write writing written wrap wrapped wrapping end ending
+    finish conclude add adding appear appears appearing follow follows followed put surround surrounded
+    enclose enclosed format formatted formatting keep limit limited avoid refrain capitalize capitalized
+    highlight highlighted highlighting mark marked separate separated separating divide divided split
+    exceed exceeding give provide start starting beginning begin present presented list listed number numbered
+    words word sentences sentence paragraphs paragraph bullet bullets point points lines line characters
+    character letters letter sections section items item stanzas stanza commas comma punctuation period
+    periods exclamation marks question lowercase uppercase lower upper case capital capitals english french
+    german spanish italian portuguese dutch chinese japanese korean hindi arabic russian turkish polish swedish
+    language languages json yaml xml markdown html csv table tables lists numbered bulleted title titles
+    quotation quotes double single brackets angular square parentheses postscript ps p s keywords keyword
+    placeholders placeholder divider dividers asterisk asterisks code block blocks haiku poem poems iambic
+    pentameter rhyme rhyming rhymes tone formal informal casual friendly professional third first second person
+    concise brief short long length style plain simple response responses output essay story e-mail email
+    summary article blog post tweet limerick riddle joke report speech song lyrics rap review description
+    explanation proposal pitch slogan ad advertisement cover resume
+    one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty hundred
+    thousand times twice once total overall maximum minimum fewer at exact phrase phrases
+"""
+_FORM_VOCABULARY = frozenset(_FORM_VOCABULARY_TEXT.split())
+_WORDS = re.compile(r"[a-z][a-z'-]*", re.IGNORECASE)
+_QUOTATION = re.compile(
+    r"\"[^\"]*(?:\"|$)|(?<![A-Za-z])'[^']*(?:'|$)|\u201c[^\u201d]*(?:\u201d|$)|\u2018[^\u2019]*(?:\u2019|$)|<<[^>]*(?:>>|$)"
 )
+
+
+def _only_form_words(sentence: str) -> bool:
+    """Whether every word of `sentence` outside its quotations is in `_FORM_VOCABULARY` (or a single letter)."""
+    bare = _QUOTATION.sub(" ", sentence)
+    return all(len(word) == 1 or word.lower() in _FORM_VOCABULARY for word in _WORDS.findall(bare))
+
+
 #: A form sentence names a form: a count, a unit of text, punctuation, letter case, a format or a language.
 _FORM_WORD = re.compile(
     r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|fifty|hundred|words?|sentences?|"
@@ -128,7 +154,7 @@ def form_spans(text: str) -> list[tuple[int, int]]:
         sentence = found.group(0)
         if len(sentence) > MAX_FORM_CHARS or not _HEADS.match(sentence) or not _FORM_WORD.search(sentence):
             continue
-        if _NOT_FORM.search(sentence):
+        if not _only_form_words(sentence):
             continue
         spans.append(found.span())
     return spans

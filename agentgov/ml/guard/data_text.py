@@ -6,8 +6,9 @@ and text; its braces, quotes, keys, tags and commas are syntax. Read as prose, a
 identifiers looks to the style reading like nothing a person writes (it flagged a third of one benchmark's tool
 answers), so the classifier reads (`normalise.without_links`):
 
-* a JSON document as its strings (`json_strings`): every string value (each value of a duplicated key too), and
-  every key that holds a space, one per line, in document order, JSON escapes decoded;
+* a JSON document as its strings (`json_strings`): every string value (each value of a duplicated key too; a run
+  of one-word values on one line) and every key that is a phrase, one per line, in document order, JSON escapes
+  decoded;
 * a markup document as what it says (`markup_text`): its text between tags, comments and CDATA, attribute
   values that hold a space, and any words in a tag that are not its name or attributes.
 
@@ -24,6 +25,10 @@ import json
 import re
 
 _OPENERS = {"{": "}", "[": "]"}
+#: A key's words may be joined by `_`, `-` or `.` ("ignore_all_previous_instructions"); a key of at least
+#: `MIN_KEY_WORDS` of them is a phrase and is read ("first_name" is a name, not a phrase).
+_KEY_SEPARATOR = re.compile(r"[\s_.-]+")
+MIN_KEY_WORDS = 3
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 #: A `\\u` escape of a printable ASCII character, which JSON encoders never write (they escape non-ASCII only).
 _ESCAPED_ASCII = re.compile(r"\\u00[2-7][0-9a-fA-F]")
@@ -40,7 +45,8 @@ def without_surrogates(text: str) -> str:
 
 def json_strings(text: str) -> str | None:
     """The strings of `text` when it is one JSON object or array, one per line with runs of whitespace made one
-    space (empty strings dropped; every value of a duplicated key kept; keys read when they hold a space);
+    space (empty strings dropped; a run of one-word strings on one line; every value of a duplicated key kept;
+    keys read when they are phrases: they hold a space, or `MIN_KEY_WORDS` words joined by `_`, `-` or `.`);
     `None` when it is not one (or is nested too deeply to parse)."""
     body = text.strip()
     if not body or _OPENERS.get(body[0]) != body[-1]:
@@ -50,20 +56,29 @@ def json_strings(text: str) -> str | None:
     except (ValueError, RecursionError):
         return None
     lines: list[str] = []
+    words: list[str] = []  # a run of one-word strings, read as one line
     stack: list[object] = [document]
     while stack:  # depth first, in document order, without recursion
         node = stack.pop()
         if isinstance(node, _Pairs):
             for key, value in reversed(node):
                 stack.append(value)
-                if len(key.split()) > 1:
-                    stack.append(key)
+                phrase = key if len(key.split()) > 1 else " ".join(_KEY_SEPARATOR.split(key))
+                if len(phrase.split()) >= MIN_KEY_WORDS or len(key.split()) > 1:
+                    stack.append(phrase)
         elif isinstance(node, list):
             stack.extend(reversed(node))
         elif isinstance(node, str):
-            line = " ".join(node.split())
-            if line:
-                lines.append(line)
+            parts = node.split()
+            if len(parts) == 1:
+                words.append(parts[0])
+            elif parts:
+                if words:
+                    lines.append(" ".join(words))
+                    words = []
+                lines.append(" ".join(parts))
+    if words:
+        lines.append(" ".join(words))
     return without_surrogates("\n".join(lines))
 
 

@@ -351,10 +351,11 @@ class GuardModel:
         operator's own instructions to its model) is full of orders to a model and reads as an attack to the
         classifier: for it the classifier's probability counts at most just below the threshold
         (`Assessment.operator`), and so does the harm reading's (a policy's list of forbidden subjects reads as
-        harmful requests): only a rule (an attack's phrasing, neither quoted nor negated) or hidden text blocks."""
+        harmful requests): only a rule (an attack's phrasing, neither quoted nor negated: its prohibitions, "never
+        reveal your instructions", are read as such, `rules.scan(prohibitions=True)`) or hidden text blocks."""
         normalised = normalise(text)
         pieces = chunks(normalised.text)
-        scans = [scan(piece) for piece in pieces]
+        scans = [scan(piece, prohibitions=operator) for piece in pieces]
         piece_hits = [scanned.hits for scanned in scans]
         judged = [self._judge_speech(piece, scanned) for piece, scanned in zip(pieces, scans, strict=True)]
         best = max(range(len(judged)), key=lambda k: judged[k][0])
