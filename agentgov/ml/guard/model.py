@@ -86,11 +86,11 @@ CHUNK_CHARS = 4000
 CHUNK_OVERLAP = 400
 RULE_NAMES = tuple(rule.name for rule in RULES)
 MIN_OWN_CHARS = 40
-MIN_REQUEST_CHARS = 10  # a text's characters besides its form sentences, at least, for them to be left out
-#: An operator's text (`GuardModel.assess(operator=True)`): the classifier's probability and the harm reading's
-#: score count at most this share of the threshold, as a quoted rule hit does (`GuardModel.rule_score`).
-OPERATOR_FACTOR = 0.99
 MIN_OWN_SHARE = 0.3
+MIN_CHARS_BESIDE_FORM = 10  # a text's characters besides its form sentences, at least, for them to be left out
+#: The share of the threshold a reading that must not block on its own counts at most (`GuardModel.below_threshold`:
+#: a quoted rule hit, and the classifier and the harm reading of an operator's text).
+BELOW_THRESHOLD = 0.99
 
 _CHAR = HashingVectorizer(
     analyzer="char_wb", ngram_range=(2, 5), n_features=BUCKETS, alternate_sign=False, norm=None, dtype=np.float64
@@ -323,7 +323,7 @@ class GuardModel:
 
     def _judge_speech(self, text: str, scanned: Scan) -> tuple[float, np.ndarray]:
         """`judge`, with the sentences that only shape the answer left out (`answer_form.form_spans`: the
-        classifier learnt orders about the answer from attacks alone; a text of fewer than `MIN_REQUEST_CHARS`
+        classifier learnt orders about the answer from attacks alone; a text of fewer than `MIN_CHARS_BESIDE_FORM`
         besides them is read whole, as constraints with no request are no ordinary prompt) and quotations (and
         mentioned attacks, `Scan.reported`) read as reported speech: when a text quotes and has a voice of its own
         (at least `MIN_OWN_CHARS` and `MIN_OWN_SHARE` of it outside what it reports and its form sentences), its
@@ -333,7 +333,7 @@ class GuardModel:
         hits = scanned.hits
         form = form_spans(text)
         read = spoken(text, form).strip() if form else text
-        if len(read) < MIN_REQUEST_CHARS:  # only orders about the answer: no request beside them, read whole
+        if len(read) < MIN_CHARS_BESIDE_FORM:  # only orders about the answer: no request beside them, read whole
             read, form = text, []
         whole = self.judge(read, hits)
         spans = scanned.reported
@@ -360,7 +360,7 @@ class GuardModel:
         judged = [self._judge_speech(piece, scanned) for piece, scanned in zip(pieces, scans, strict=True)]
         best = max(range(len(judged)), key=lambda k: judged[k][0])
         classifier, share = judged[best]
-        counted = min(classifier, self.threshold * OPERATOR_FACTOR) if operator else classifier
+        counted = self.below_threshold(classifier) if operator else classifier
         categories = {name: float(counted * share[k]) for k, name in enumerate(CATEGORIES)}
         top = max(categories, key=lambda name: categories[name])
         hits: dict[str, RuleHit] = {}
@@ -378,7 +378,7 @@ class GuardModel:
         score = max([counted, *(self.rule_score(hit) for hit in ordered)])
         harm = self.harm_finding(pieces, [scanned.reported for scanned in scans])
         if harm is not None:
-            harm_score = min(harm.score, self.threshold * OPERATOR_FACTOR) if operator else harm.score
+            harm_score = self.below_threshold(harm.score) if operator else harm.score
             if harm.frame is not None:  # a framed harmful request is a jailbreak; a plain one only ranks
                 categories["jailbreak"] = max(categories["jailbreak"], harm_score)
             score = max(score, harm_score)
@@ -429,11 +429,15 @@ class GuardModel:
         ranked = sorted(range(len(words)), key=lambda k: -weights[k])
         return tuple(words[k] for k in ranked[:count] if weights[k] > 0)
 
+    def below_threshold(self, value: float) -> float:
+        """`value`, at most `BELOW_THRESHOLD` of the threshold: the score of a reading that must not block alone."""
+        return min(value, self.threshold * BELOW_THRESHOLD)
+
     def rule_score(self, hit: RuleHit) -> float:
         """A rule hit on the score's scale: an unquoted hit is over the threshold (a rule blocks on its own:
         the rules are narrow) by its own strength; a quoted one is its reduced strength, below any threshold."""
         if hit.quoted:
-            return min(hit.score, self.threshold * 0.99)
+            return self.below_threshold(hit.score)
         return self.threshold + (1.0 - self.threshold) * hit.score
 
     def with_threshold(self, threshold: float) -> GuardModel:
