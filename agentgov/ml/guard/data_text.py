@@ -138,3 +138,10 @@ def markup_text(text: str) -> str | None:
     parts.append(text[cursor:])
     lines = (" ".join(html.unescape(part).split()) for part in parts)
     return without_surrogates("\n".join(line for line in lines if line))
+
+
+def data_words(text: str) -> str | None:
+    """What a structured document says: `json_strings(text)`, else `markup_text(text)`; `None` for any other
+    text."""
+    strings = json_strings(text)
+    return strings if strings is not None else markup_text(text)

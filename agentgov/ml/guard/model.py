@@ -40,6 +40,7 @@ from sklearn.feature_extraction.text import HashingVectorizer
 
 from agentgov.ml.guard.answer_form import form_spans
 from agentgov.ml.guard.assessment import Assessment, HarmFinding
+from agentgov.ml.guard.data_text import data_words
 from agentgov.ml.guard.encoding import (
     BUCKETS,
     hash_grams,
@@ -357,17 +358,24 @@ class GuardModel:
         pieces = chunks(normalised.text)
         scans = [scan(piece, prohibitions=operator) for piece in pieces]
         piece_hits = [scanned.hits for scanned in scans]
-        judged = [self._judge_speech(piece, scanned) for piece, scanned in zip(pieces, scans, strict=True)]
-        best = max(range(len(judged)), key=lambda k: judged[k][0])
-        classifier, share = judged[best]
-        counted = self.below_threshold(classifier) if operator else classifier
-        categories = {name: float(counted * share[k]) for k, name in enumerate(CATEGORIES)}
-        top = max(categories, key=lambda name: categories[name])
         hits: dict[str, RuleHit] = {}
         for found in piece_hits:
             for hit in found:
                 if hit.rule not in hits or (hits[hit.rule].quoted and not hit.quoted):
                     hits[hit.rule] = hit
+        words = data_words(normalised.text) if len(pieces) > 1 and self.drops_links else None
+        if words is None:
+            read, read_hits = pieces, piece_hits
+            judged = [self._judge_speech(piece, scanned) for piece, scanned in zip(pieces, scans, strict=True)]
+        else:  # a long JSON or markup document: its words are read before it is cut (its pieces are no document)
+            read = chunks(words)
+            read_hits = [list(hits.values())] * len(read)
+            judged = [self.judge(piece, found) for piece, found in zip(read, read_hits, strict=True)]
+        best = max(range(len(judged)), key=lambda k: judged[k][0])
+        classifier, share = judged[best]
+        counted = self.below_threshold(classifier) if operator else classifier
+        categories = {name: float(counted * share[k]) for k, name in enumerate(CATEGORIES)}
+        top = max(categories, key=lambda name: categories[name])
         for finding in normalised.findings:  # words hidden in tag characters block (`rules.HIDDEN_TEXT`)
             smuggled = hidden_text_hit(finding.hidden)
             if smuggled is not None:
@@ -391,8 +399,8 @@ class GuardModel:
             hits=ordered,
             findings=normalised.findings,
             chunks=len(pieces),
-            telling_words=self.telling_words(pieces[best]) if classifier >= self.threshold else (),
-            readings=self.readings(pieces[best], piece_hits[best]) if classifier >= self.threshold else (),
+            telling_words=self.telling_words(read[best]) if classifier >= self.threshold else (),
+            readings=self.readings(read[best], read_hits[best]) if classifier >= self.threshold else (),
             harm=harm,
             operator=operator,
         )

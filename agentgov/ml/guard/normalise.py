@@ -38,7 +38,7 @@ import re
 import unicodedata
 import urllib.parse
 
-from agentgov.ml.guard.data_text import escaped_letters, json_strings, markup_text, without_surrogates
+from agentgov.ml.guard.data_text import data_words, escaped_letters, without_surrogates
 
 MAX_PAYLOADS = 8
 MAX_PAYLOAD_CHARS = 4096
@@ -348,9 +348,7 @@ def without_links(text: str) -> str:
     read them learnt "a link is an attack" and flagged ordinary documents full of links. The rules still read
     the links (an image whose address carries data is `exfiltration_link`). A JSON document is read as its strings
     and a markup document (XML, HTML) as what it says (`data_text`). Pure; linear in the text."""
-    data = json_strings(text)
-    if data is None:
-        data = markup_text(text)
+    data = data_words(text)
     if data is not None:
         text = data
     if "://" not in text and "](" not in text and "www." not in text.lower():
