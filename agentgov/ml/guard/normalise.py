@@ -8,7 +8,8 @@ give as a reason:
   (`data_text.escaped_letters`);
 * Unicode compatibility forms folded (NFKC: full-width letters, ligatures, mathematical alphabets);
 * invisible characters removed: zero-width spaces and joiners, word joiners, byte-order marks, bidirectional
-  controls, soft hyphens;
+  controls, soft hyphens; where they stand between letters in place of spaces ("Ignore\u200call\u200cprevious"),
+  the text with them read as spaces is appended too;
 * Unicode tag characters (U+E0000-U+E007F, invisible in every renderer) read as the ASCII they encode, so an
   instruction smuggled in them is scanned like visible text (`Finding.hidden` holds it); the tags of an emoji
   subdivision flag (U+1F3F4, tag letters, U+E007F: the flags of England, Scotland, Wales) are the flag's, not
@@ -17,8 +18,10 @@ give as a reason:
   scripts (a word written wholly in Cyrillic is left alone);
 * embedded payloads decoded and appended: base64 and hex runs that decode to readable text, URL-encoded runs
   (`%20`), and rot13 or reversed text when the decoded text reads as English far better than the original;
-* letters written apart joined and appended ("I g n o r e   a l l", "i.g.n.o.r.e"), and leetspeak read as
-  letters and appended ("1gn0r3 4ll pr3v10u5 1n5truct10n5") when it spells common English words.
+* letters written apart joined and appended ("I g n o r e   a l l", "i.g.n.o.r.e", "f·o·r·g·e·t y·o·u·r"), and
+  leetspeak read as letters and appended ("1gn0r3 4ll pr3v10u5 1n5truct10n5") when it spells common English words;
+* characters written as string escapes outside a JSON document (`Ign\\x6fre a\\u006cl`) decoded and appended
+  when at least `MIN_ESCAPED` of them are printable ASCII.
 
 `without_links(text)` is the view the learned classifier reads (a JSON document read as its strings, a markup
 document as what it says: `data_text`; links unwrapped to their text, web addresses removed); the rules read the
@@ -164,15 +167,71 @@ def normalise(text: str) -> Normalised:
         detail = f"text hidden in Unicode tag characters: {_quote(hidden)}"
         findings.append(Finding("tag_characters", detail, hidden))
     stripped = visible.translate(_INVISIBLE)
+    spaced = ""
     if len(stripped) != len(visible):
         findings.append(Finding("invisible_characters", f"{len(visible) - len(stripped)} invisible characters removed"))
+        spaced = _invisible_as_spaces(visible, stripped)
     unmasked, mixed = _unmask_homoglyphs(stripped)
     if mixed:
         findings.append(Finding("homoglyphs", f"look-alike letters in {', '.join(_quote(w) for w in mixed[:3])}"))
-    decoded = _decode_payloads(unmasked) + _respell(unmasked)
+    decoded = _decode_payloads(unmasked) + _respell(unmasked) + ([] if escaped else _unescape(unmasked))
     findings.extend(finding for finding, _ in decoded)
-    parts = [unmasked, *([hidden] if hidden else []), *([escaped] if escaped else []), *(plain for _, plain in decoded)]
+    parts = [
+        unmasked,
+        *([_unmask_homoglyphs(spaced)[0]] if spaced else []),
+        *([hidden] if hidden else []),
+        *([escaped] if escaped else []),
+        *(plain for _, plain in decoded),
+    ]
     return Normalised("\n".join(parts), tuple(findings))
+
+
+#: Invisible characters between two Latin letters: a writer who puts them there either splits a word
+#: ("Ig\u200bnore") or, instead of a space, joins words ("Ignore\u200call\u200cprevious").
+_INVISIBLE_BETWEEN_LETTERS = re.compile(
+    "(?<=[A-Za-z])[" + "".join(re.escape(chr(code)) for code in _INVISIBLE) + "]+(?=[A-Za-z])"
+)
+
+
+def _invisible_as_spaces(visible: str, stripped: str) -> str:
+    """`visible` with each run of invisible characters between two Latin letters read as a space, when that reads
+    as more common English words than `stripped` (the same text with them removed), else "": the second reading
+    of a text whose invisible characters stand for spaces. Bounded: the first `MAX_PAYLOAD_CHARS` characters."""
+    sample = visible[:MAX_PAYLOAD_CHARS]
+    spaced = _INVISIBLE_BETWEEN_LETTERS.sub(" ", sample).translate(_INVISIBLE)
+    if spaced == sample.translate(_INVISIBLE) or _english(spaced) <= _english(stripped[:MAX_PAYLOAD_CHARS]):
+        return ""
+    return spaced
+
+
+#: A character written as a string escape outside a JSON document, as code writes one: `\x6f`, `\u006f`.
+_ESCAPE = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4}))")
+#: Escapes of printable characters that make a text worth reading decoded (code writes control characters and
+#: non-ASCII letters that way, seldom a printable ASCII character).
+MIN_ESCAPED = 3
+
+
+def _unescape(text: str) -> list[tuple[Finding, str]]:
+    """`text` with every escape of a printable ASCII character decoded (others left as written), as a finding and
+    the text to append, when it holds at least `MIN_ESCAPED` of them ("Ign\\x6fre a\\u006cl"); else nothing.
+    Bounded: the first `MAX_PAYLOAD_CHARS` characters."""
+    sample = text[:MAX_PAYLOAD_CHARS]
+    if "\\" not in sample:
+        return []
+    decoded = 0
+
+    def decode(match: re.Match[str]) -> str:
+        nonlocal decoded
+        char = chr(int(match.group(1) or match.group(2), 16))
+        if not " " <= char <= "~":
+            return match.group(0)
+        decoded += 1
+        return char
+
+    plain = _ESCAPE.sub(decode, sample)
+    if decoded < MIN_ESCAPED:
+        return []
+    return [(Finding("escapes", f"letters written as \\x or \\u escapes decoded: {_quote(plain)}"), plain)]
 
 
 def _quote(text: str, limit: int = 60) -> str:
@@ -284,7 +343,10 @@ def _common_words(words: list[str]) -> list[str]:
 #: text holds a common English word or a word of ten letters or more in one case after its first (an alphabet
 #: or a list of format codes written apart is neither).
 _SPACED = re.compile(r"(?<!\S)(?:[A-Za-z0-9][ \t]{1,3}){7,}[A-Za-z0-9](?!\S)")
-_JOINED = re.compile(r"(?<![A-Za-z0-9])(?:[A-Za-z][.\-_*|/+~]){5,}[A-Za-z](?![A-Za-z0-9])")
+_JOINERS = ".\\-_*|/+~\u00b7\u2022\u2219\u2027"  # a full stop, a hyphen …, a middle dot, a bullet
+_JOINED = re.compile(rf"(?<![A-Za-z0-9])[A-Za-z]([{_JOINERS}])(?:[A-Za-z]\1){{4,}}[A-Za-z](?![A-Za-z0-9])")
+#: Two letters or more joined by one and the same separator character ("y·o·u·r", "a-l-l").
+_RUN = re.compile(rf"(?<![A-Za-z0-9])[A-Za-z]([{_JOINERS}])(?:[A-Za-z]\1)*[A-Za-z](?![A-Za-z0-9])")
 _WORD_GAP = re.compile(r"[ \t]{2,}")
 #: Leetspeak: a token of letters, digits and look-alike symbols that holds a stand-in and reads as letters.
 _LEET_TOKEN = re.compile(r"(?<![\w@$])[\w@$]{3,}")
@@ -306,6 +368,11 @@ def _one_case(word: str) -> bool:
     return word.islower() or word.isupper()
 
 
+def _join_runs(line: str) -> str:
+    """`line` with each run of letters joined by one separator character (`_RUN`) written as one word."""
+    return _RUN.sub(lambda run: run.group(0).replace(run.group(1), ""), line)
+
+
 def _respell(text: str) -> list[tuple[Finding, str]]:
     """Letters written apart, joined, and leetspeak, read as letters: each as a finding and the text to append
     (nothing when the text holds neither). Bounded: the first `MAX_PAYLOAD_CHARS` characters of each."""
@@ -314,9 +381,13 @@ def _respell(text: str) -> list[tuple[Finding, str]]:
         " ".join(word.replace(" ", "").replace("\t", "") for word in _WORD_GAP.split(run.group(0)))
         for run in _SPACED.finditer(text, 0, MAX_PAYLOAD_CHARS)
     ]
-    joined += [re.sub(r"[.\-_*|/+~]", "", run.group(0)) for run in _JOINED.finditer(text, 0, MAX_PAYLOAD_CHARS)]
-    plain = " ".join(joined)
-    if joined and (_english(plain) >= 1 or any(len(word) >= 10 and _one_case(word[1:]) for word in plain.split())):
+    lines = [line for line in text[:MAX_PAYLOAD_CHARS].splitlines() if _JOINED.search(line)]
+    runs = [run.group(0).replace(run.group(1), "") for line in lines for run in _RUN.finditer(line)]
+    spelt = " ".join(joined + runs)
+    if spelt and (_english(spelt) >= 1 or any(len(word) >= 10 and _one_case(word[1:]) for word in spelt.split())):
+        # a line that holds a joined run is read with every run on it joined, however short: "f·o·r·g·e·t y·o·u·r"
+        joined += [_join_runs(line) for line in lines]
+        plain = " ".join(joined)
         found.append((Finding("spaced_letters", f"letters written apart joined: {_quote(plain)}"), plain))
     sample = text[:MAX_PAYLOAD_CHARS]
     if _LEET_HINT.search(sample) is None:
