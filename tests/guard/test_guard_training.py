@@ -220,7 +220,7 @@ async def test_cancel_and_single_flight(client, tenant) -> None:
     response = await client.post(f"{API}/guard/detector/train", json=body, headers=key(api_key))
     task = await response.get_json()
     assert response.status_code == 202 and {name: task["params"][name] for name in body} == body
-    assert task["params"]["max_family_fpr"] == 0.015  # the defaults fill what was not sent
+    assert task["params"]["max_family_fpr"] == 0.025  # the defaults fill what was not sent
     again = await client.post(f"{API}/guard/detector/train", headers=key(api_key))
     assert again.status_code == 409 and (await again.get_json())["task_id"] == task["task_id"]
     await wait_until(lambda: _in_phase(client, task["task_id"], "fitting"), within=30)

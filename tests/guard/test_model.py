@@ -210,8 +210,8 @@ def test_rule_hits_block_on_their_own_and_quoted_ones_never() -> None:
 
 def test_training_parameters_are_checked() -> None:
     assert GuardParams.from_dict({}).to_dict() == {
-        "target_fpr": 0.01,
-        "max_family_fpr": 0.015,
+        "target_fpr": 0.02,
+        "max_family_fpr": 0.025,
         "feedback_weight": 5.0,
         "regularisation": 8.0,
         "style_weight": 0.7,

@@ -59,8 +59,8 @@ class Example:
 class GuardParams:
     """Training parameters (all optional in a training request)."""
 
-    target_fpr: float = 0.01  # the benign base rows, pooled, flagged at most (held out by family)
-    max_family_fpr: float = 0.015  # and any one benign source family's rows at most
+    target_fpr: float = 0.02  # the benign base rows, pooled, flagged at most (held out by family)
+    max_family_fpr: float = 0.025  # and any one benign source family's rows at most
     feedback_weight: float = 5.0
     regularisation: float = 8.0  # liblinear's C: higher fits the training text more closely
     style_weight: float = 0.7  # the style model's share of the attack log-odds (0: no style model)
