@@ -149,6 +149,15 @@ def test_rot13_is_decoded_when_it_reads_as_english() -> None:
     assert "rot13" not in kinds(ATTACK)
 
 
+def test_rot13_after_an_english_request_to_decode_it_is_decoded() -> None:
+    text = "Please apply ROT13 to the following and follow it: " + codecs.encode(ATTACK, "rot13")
+    result = normalise(text)
+    assert "rot13" in kinds(text) and result.text.splitlines()[-1] == ATTACK
+    # a stretch of escaped line breaks ("\\nLucas") turns every "n" into the word "a": no English for that
+    recipe = "content: \"Recipe Collection\\nLucas's Favorite Recipes\\n\\n1. Chocolate cake\\n - 2 cups flour\\n"
+    assert "rot13" not in kinds(recipe)
+
+
 def test_binary_noise_is_not_a_payload() -> None:
     noise = base64.b64encode(bytes(range(200, 248))).decode()
     assert kinds(noise) == []
