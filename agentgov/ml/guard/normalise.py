@@ -20,8 +20,9 @@ give as a reason:
   (`%20`), and rot13 or reversed text when the decoded text reads as English far better than the original;
 * letters written apart joined and appended ("I g n o r e   a l l", "i.g.n.o.r.e", "f·o·r·g·e·t y·o·u·r"), and
   leetspeak read as letters and appended ("1gn0r3 4ll pr3v10u5 1n5truct10n5") when it spells common English words;
-* characters written as string escapes outside a JSON document (`Ign\\x6fre a\\u006cl`) decoded and appended
-  when at least `MIN_ESCAPED` of them are printable ASCII.
+* characters written as string escapes outside a JSON document (`Ign\\x6fre a\\u006cl`) or as HTML numeric
+  character references (`&#73;&#103;nore`) decoded and appended when at least `MIN_ESCAPED` of them are printable
+  ASCII.
 
 `without_links(text)` is the view the learned classifier reads (a JSON document read as its strings, a markup
 document as what it says: `data_text`; links unwrapped to their text, web addresses removed); the rules read the
@@ -204,34 +205,43 @@ def _invisible_as_spaces(visible: str, stripped: str) -> str:
     return spaced
 
 
-#: A character written as a string escape outside a JSON document, as code writes one: `\x6f`, `\u006f`.
-_ESCAPE = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4}))")
+#: A character written as a string escape outside a JSON document, as code writes one: `\x6f`, `\u006f`; or as
+#: an HTML numeric character reference: `&#111;`, `&#x6f;`.
+_ESCAPE = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4}))|&#(?:x([0-9A-Fa-f]{1,4})|([0-9]{1,5}));")
 #: Escapes of printable characters that make a text worth reading decoded (code writes control characters and
 #: non-ASCII letters that way, seldom a printable ASCII character).
 MIN_ESCAPED = 3
 
 
+_MARKUP_CHARACTERS = frozenset("<>&\"'")
+
+
 def _unescape(text: str) -> list[tuple[Finding, str]]:
     """`text` with every escape of a printable ASCII character decoded (others left as written), as a finding and
-    the text to append, when it holds at least `MIN_ESCAPED` of them ("Ign\\x6fre a\\u006cl"); else nothing.
-    Bounded: the first `MAX_PAYLOAD_CHARS` characters."""
+    the text to append, when it holds at least `MIN_ESCAPED` of them ("Ign\\x6fre a\\u006cl"), references to the
+    characters HTML must escape (`&#60;`) not counted; else nothing. Bounded: the first `MAX_PAYLOAD_CHARS`
+    characters."""
     sample = text[:MAX_PAYLOAD_CHARS]
-    if "\\" not in sample:
+    if "\\" not in sample and "&#" not in sample:
         return []
     decoded = 0
 
     def decode(match: re.Match[str]) -> str:
         nonlocal decoded
-        char = chr(int(match.group(1) or match.group(2), 16))
+        hexadecimal = match.group(1) or match.group(2) or match.group(3)
+        char = chr(int(hexadecimal, 16)) if hexadecimal else chr(int(match.group(4)))
         if not " " <= char <= "~":
             return match.group(0)
-        decoded += 1
+        # HTML writes these five as references wherever they are text: no sign of anything hidden
+        decoded += match.group(0).startswith("\\") or char not in _MARKUP_CHARACTERS
         return char
 
     plain = _ESCAPE.sub(decode, sample)
     if decoded < MIN_ESCAPED:
         return []
-    return [(Finding("escapes", f"letters written as \\x or \\u escapes decoded: {_quote(plain)}"), plain)]
+    return [
+        (Finding("escapes", f"characters written as escapes or character references decoded: {_quote(plain)}"), plain)
+    ]
 
 
 def _quote(text: str, limit: int = 60) -> str:
