@@ -15,7 +15,8 @@ text. The style reading of format 6 reads words and a sentence's punctuation; th
 brackets, operators and markup (`StyleModel.symbols`), as it was fitted.
 
 `GuardModel.assess(text)` normalises the text (`normalise`), splits a long one into overlapping chunks of
-`CHUNK_CHARS` (a document is read whole, never truncated), and answers the highest chunk's figures: `score` is
+`CHUNK_CHARS` (a document is read whole, never truncated), reads each reading a decoding gave (hidden text, a
+decoded payload, respelt letters) as pieces of their own, and answers the highest piece's figures: `score` is
 the larger of the classifier's attack probability, the strongest rule hit (`rule_score`: an unquoted hit
 is over the threshold, so a rule blocks on its own) and the harm reading's score (`HarmModel.score`: below
 the threshold without a frame), each category's score is the larger of its share of the attack probability and its
@@ -355,7 +356,9 @@ class GuardModel:
         harmful requests): only a rule (an attack's phrasing, neither quoted nor negated: its prohibitions, "never
         reveal your instructions", are read as such, `rules.scan(prohibitions=True)`) or hidden text blocks."""
         normalised = normalise(text)
-        pieces = chunks(normalised.text)
+        written = chunks(normalised.written)
+        decoded = [piece for reading in normalised.readings for piece in chunks(reading)]
+        pieces = written + decoded  # each reading on its own: a decoding adds no words to the writer's own
         scans = [scan(piece, prohibitions=operator) for piece in pieces]
         piece_hits = [scanned.hits for scanned in scans]
         hits: dict[str, RuleHit] = {}
@@ -363,14 +366,17 @@ class GuardModel:
             for hit in found:
                 if hit.rule not in hits or (hits[hit.rule].quoted and not hit.quoted):
                     hits[hit.rule] = hit
-        words = data_words(normalised.text) if len(pieces) > 1 and self.drops_links else None
+        words = data_words(normalised.written) if len(written) > 1 and self.drops_links else None
         if words is None:
             read, read_hits = pieces, piece_hits
             judged = [self._judge_speech(piece, scanned) for piece, scanned in zip(pieces, scans, strict=True)]
         else:  # a long JSON or markup document: its words are read before it is cut (its pieces are no document)
-            read = chunks(words)
-            read_hits = [list(hits.values())] * len(read)
-            judged = [self.judge(piece, found) for piece, found in zip(read, read_hits, strict=True)]
+            own = chunks(words)
+            read = own + decoded
+            read_hits = [list(hits.values())] * len(own) + piece_hits[len(written) :]
+            judged = [self.judge(piece, found) for piece, found in zip(own, read_hits[: len(own)], strict=True)]
+            decoded_scans = scans[len(written) :]
+            judged += [self._judge_speech(piece, found) for piece, found in zip(decoded, decoded_scans, strict=True)]
         best = max(range(len(judged)), key=lambda k: judged[k][0])
         classifier, share = judged[best]
         counted = self.below_threshold(classifier) if operator else classifier
@@ -398,7 +404,7 @@ class GuardModel:
             top_category=top,
             hits=ordered,
             findings=normalised.findings,
-            chunks=len(pieces),
+            chunks=len(written),
             telling_words=self.telling_words(read[best]) if classifier >= self.threshold else (),
             readings=self.readings(read[best], read_hits[best]) if classifier >= self.threshold else (),
             harm=harm,

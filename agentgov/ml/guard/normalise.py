@@ -134,11 +134,19 @@ class Finding:
 
 @dataclasses.dataclass(frozen=True)
 class Normalised:
-    """The text to classify (`text`: normalised, decoded payloads appended on their own lines) and what was
-    undone to get it."""
+    """The text as written, normalised (`written`), the readings of it that undoing an obfuscation gave
+    (`readings`: hidden text, decoded payloads, respelt letters), and what was undone to get them. `text` is
+    all of them, one after the other on their own lines: the document a model is fitted on. A judgement reads
+    each reading on its own (`GuardModel.assess`), so words that only a decoding shows never count as the
+    writer's own words around a quotation."""
 
-    text: str
+    written: str
+    readings: tuple[str, ...]
     findings: tuple[Finding, ...]
+
+    @property
+    def text(self) -> str:
+        return "\n".join([self.written, *self.readings])
 
     @property
     def obfuscated(self) -> bool:
@@ -177,14 +185,13 @@ def normalise(text: str) -> Normalised:
         findings.append(Finding("homoglyphs", f"look-alike letters in {', '.join(_quote(w) for w in mixed[:3])}"))
     decoded = _decode_payloads(unmasked) + _respell(unmasked) + ([] if escaped else _unescape(unmasked))
     findings.extend(finding for finding, _ in decoded)
-    parts = [
-        unmasked,
+    readings = (
         *([_unmask_homoglyphs(spaced)[0]] if spaced else []),
         *([hidden] if hidden else []),
         *([escaped] if escaped else []),
         *(plain for _, plain in decoded),
-    ]
-    return Normalised("\n".join(parts), tuple(findings))
+    )
+    return Normalised(unmasked, readings, tuple(findings))
 
 
 #: Invisible characters between two Latin letters: a writer who puts them there either splits a word
@@ -205,9 +212,10 @@ def _invisible_as_spaces(visible: str, stripped: str) -> str:
     return spaced
 
 
-#: A character written as a string escape outside a JSON document, as code writes one: `\x6f`, `\u006f`; or as
+#: A character written as a string escape outside a JSON document, as code writes one: `\x6f`, `\u006f` (its
+#: backslash doubled too, as a string in a string writes it: `\\x6f`); or as
 #: an HTML numeric character reference: `&#111;`, `&#x6f;`.
-_ESCAPE = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4}))|&#(?:x([0-9A-Fa-f]{1,4})|([0-9]{1,5}));")
+_ESCAPE = re.compile(r"\\+(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4}))|&#(?:x([0-9A-Fa-f]{1,4})|([0-9]{1,5}));")
 #: Escapes of printable characters that make a text worth reading decoded (code writes control characters and
 #: non-ASCII letters that way, seldom a printable ASCII character).
 MIN_ESCAPED = 3
@@ -349,12 +357,16 @@ def _rot13_stretches(sample: str) -> str:
     return "\n".join(decoded)
 
 
+#: A backslash escape of a letter ("\\n"): left out when counting words, as rot13 turns every escaped line break
+#: ("\\nLucas") into the word "a".
+_LETTER_ESCAPE = re.compile(r"\\[A-Za-z]")
+
+
 def _rot13_reads(text: str, rotated: str) -> bool:
-    """Whether `rotated` (`text` in rot13) holds three common English words of two letters or more, and three
-    times as many as `text` (one-letter words do not count: escaped line breaks, "\\nLucas", turn every "n" into
-    the word "a")."""
-    after = len(_common_words(re.findall(r"[a-z]+", rotated.lower())))
-    return after >= 3 and after >= 3 * max(1, len(_common_words(re.findall(r"[a-z]+", text.lower()))))
+    """Whether `rotated` (`text` in rot13) holds three common English words and three times as many as `text`,
+    backslash escapes of letters left out of both."""
+    after = _english(_LETTER_ESCAPE.sub(" ", rotated))
+    return after >= 3 and after >= 3 * max(1, _english(_LETTER_ESCAPE.sub(" ", text)))
 
 
 def _reads_backwards(line: str) -> bool:
@@ -381,9 +393,10 @@ def _common_words(words: list[str]) -> list[str]:
 #: or a list of format codes written apart is neither).
 _SPACED = re.compile(r"(?<!\S)(?:[A-Za-z0-9][ \t]{1,3}){7,}[A-Za-z0-9](?!\S)")
 _JOINERS = ".\\-_*|/+~\u00b7\u2022\u2219\u2027"  # a full stop, a hyphen …, a middle dot, a bullet
-_JOINED = re.compile(rf"(?<![A-Za-z0-9])[A-Za-z]([{_JOINERS}])(?:[A-Za-z]\1){{4,}}[A-Za-z](?![A-Za-z0-9])")
-#: Two letters or more joined by one and the same separator character ("y·o·u·r", "a-l-l").
-_RUN = re.compile(rf"(?<![A-Za-z0-9])[A-Za-z]([{_JOINERS}])(?:[A-Za-z]\1)*[A-Za-z](?![A-Za-z0-9])")
+_JOINED = re.compile(rf"(?<![A-Za-z0-9])(?:[A-Za-z][{_JOINERS}]){{5,}}[A-Za-z](?![A-Za-z0-9])")
+#: Two letters or more joined by separator characters, mixed or not ("y·o·u·r", "a-l-l", "I.g-n.o-r.e").
+_RUN = re.compile(rf"(?<![A-Za-z0-9])(?:[A-Za-z][{_JOINERS}])+[A-Za-z](?![A-Za-z0-9])")
+_JOINER = re.compile(rf"[{_JOINERS}]")
 _WORD_GAP = re.compile(r"[ \t]{2,}")
 #: Leetspeak: a token of letters, digits and look-alike symbols that holds a stand-in and reads as letters.
 _LEET_TOKEN = re.compile(r"(?<![\w@$])[\w@$]{3,}")
@@ -406,8 +419,8 @@ def _one_case(word: str) -> bool:
 
 
 def _join_runs(line: str) -> str:
-    """`line` with each run of letters joined by one separator character (`_RUN`) written as one word."""
-    return _RUN.sub(lambda run: run.group(0).replace(run.group(1), ""), line)
+    """`line` with each run of letters joined by separator characters (`_RUN`) written as one word."""
+    return _RUN.sub(lambda run: _JOINER.sub("", run.group(0)), line)
 
 
 def _respell(text: str) -> list[tuple[Finding, str]]:
@@ -419,7 +432,7 @@ def _respell(text: str) -> list[tuple[Finding, str]]:
         for run in _SPACED.finditer(text, 0, MAX_PAYLOAD_CHARS)
     ]
     lines = [line for line in text[:MAX_PAYLOAD_CHARS].splitlines() if _JOINED.search(line)]
-    runs = [run.group(0).replace(run.group(1), "") for line in lines for run in _RUN.finditer(line)]
+    runs = [_JOINER.sub("", run.group(0)) for line in lines for run in _RUN.finditer(line)]
     spelt = " ".join(joined + runs)
     if spelt and (_english(spelt) >= 1 or any(len(word) >= 10 and _one_case(word[1:]) for word in spelt.split())):
         # a line that holds a joined run is read with every run on it joined, however short: "f·o·r·g·e·t y·o·u·r"
