@@ -368,15 +368,15 @@ class GuardModel:
                     hits[hit.rule] = hit
         words = data_words(normalised.written) if len(written) > 1 and self.drops_links else None
         if words is None:
-            read, read_hits = pieces, piece_hits
-            judged = [self._judge_speech(piece, scanned) for piece, scanned in zip(pieces, scans, strict=True)]
+            own, own_hits = written, piece_hits[: len(written)]
+            judged = [self._judge_speech(piece, found) for piece, found in zip(own, scans[: len(written)], strict=True)]
         else:  # a long JSON or markup document: its words are read before it is cut (its pieces are no document)
             own = chunks(words)
-            read = own + decoded
-            read_hits = [list(hits.values())] * len(own) + piece_hits[len(written) :]
-            judged = [self.judge(piece, found) for piece, found in zip(own, read_hits[: len(own)], strict=True)]
-            decoded_scans = scans[len(written) :]
-            judged += [self._judge_speech(piece, found) for piece, found in zip(decoded, decoded_scans, strict=True)]
+            own_hits = [list(hits.values())] * len(own)
+            judged = [self.judge(piece, found) for piece, found in zip(own, own_hits, strict=True)]
+        decoded_scans = scans[len(written) :]
+        judged += [self._judge_speech(piece, found) for piece, found in zip(decoded, decoded_scans, strict=True)]
+        read, read_hits = own + decoded, own_hits + piece_hits[len(written) :]
         best = max(range(len(judged)), key=lambda k: judged[k][0])
         classifier, share = judged[best]
         counted = self.below_threshold(classifier) if operator else classifier

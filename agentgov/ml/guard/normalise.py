@@ -206,10 +206,10 @@ def _invisible_as_spaces(visible: str, stripped: str) -> str:
     as more common English words than `stripped` (the same text with them removed), else "": the second reading
     of a text whose invisible characters stand for spaces. Bounded: the first `MAX_PAYLOAD_CHARS` characters."""
     sample = visible[:MAX_PAYLOAD_CHARS]
-    spaced = _INVISIBLE_BETWEEN_LETTERS.sub(" ", sample).translate(_INVISIBLE)
-    if spaced == sample.translate(_INVISIBLE) or _english(spaced) <= _english(stripped[:MAX_PAYLOAD_CHARS]):
+    if _INVISIBLE_BETWEEN_LETTERS.search(sample) is None:
         return ""
-    return spaced
+    spaced = _INVISIBLE_BETWEEN_LETTERS.sub(" ", sample).translate(_INVISIBLE)
+    return spaced if _english(spaced) > _english(stripped[:MAX_PAYLOAD_CHARS]) else ""
 
 
 #: A character written as a string escape outside a JSON document, as code writes one: `\x6f`, `\u006f` (its
