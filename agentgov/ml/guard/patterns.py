@@ -168,6 +168,13 @@ RULES: tuple[Rule, ...] = (
     _rule("foreign_ignore_instructions", "injection", 0.85, languages.IGNORE_INSTRUCTIONS),
     _rule("foreign_new_instructions", "injection", 0.8, languages.NEW_INSTRUCTIONS),
     _rule(
+        "foreign_unrestricted_persona",
+        "jailbreak",
+        0.85,
+        languages.UNRESTRICTED_PERSONA,
+        languages.may_name_unrestricted_persona,
+    ),
+    _rule(
         "role_override",
         "injection",
         0.75,
