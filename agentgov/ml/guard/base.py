@@ -16,6 +16,7 @@ from importlib import resources
 from typing import Any
 
 from agentgov.ml.guard.fit import Example
+from agentgov.ml.guard.gloss import glossaries
 from agentgov.ml.guard.model import GuardModel
 
 DATA_PACKAGE = "agentgov.ml.guard.data"
@@ -63,6 +64,7 @@ def default_model() -> GuardModel:
     worker thread when that matters, `default_model_if_loaded` tells)."""
     global _default
     if _default is None:
+        glossaries()  # read with the model, off the event loop: every model's judgement glosses
         _default = GuardModel.from_document(default_document()["model"])
     return _default
 

@@ -51,6 +51,7 @@ from agentgov.ml.guard.encoding import (
     unpack_array,
     weigh_block,
 )
+from agentgov.ml.guard.gloss import gloss
 from agentgov.ml.guard.harm import HarmModel, frame
 from agentgov.ml.guard.normalise import normalise, without_links
 from agentgov.ml.guard.rules import (
@@ -358,6 +359,9 @@ class GuardModel:
         normalised = normalise(text)
         written = chunks(normalised.written)
         decoded = [piece for reading in normalised.readings for piece in chunks(reading)]
+        glossed = gloss(normalised.written)  # text in another language, read word by word in English
+        if glossed is not None:
+            decoded += chunks(glossed.text)
         pieces = written + decoded  # each reading on its own: a decoding adds no words to the writer's own
         scans = [scan(piece, prohibitions=operator) for piece in pieces]
         piece_hits = [scanned.hits for scanned in scans]
@@ -409,6 +413,7 @@ class GuardModel:
             readings=self.readings(read[best], read_hits[best]) if classifier >= self.threshold else (),
             harm=harm,
             operator=operator,
+            language=glossed.name if glossed is not None else None,
         )
 
     def harm_finding(self, pieces: Sequence[str], reported: Sequence[Sequence[tuple[int, int]]]) -> HarmFinding | None:
