@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import json
 import re
 import unicodedata
@@ -37,6 +38,7 @@ MIN_KNOWN_SHARE = 0.35  # and the share of the text's words
 MIN_SCRIPT_SHARE = 0.3  # of a text's letters in a script that names its language
 MIN_ENGLISH_SHARE = 0.4  # of a text's words English function words: English, whatever else it holds
 SAMPLE_CHARS = 4_000  # the language is told from the text's first SAMPLE_CHARS characters
+SAMPLE_WORDS = 80  # and, for a text in Latin letters, from its first SAMPLE_WORDS words
 #: Languages told by their script, whose dictionaries also read words by their stems.
 _BY_SCRIPT = frozenset({"ru"})
 _MIN_STEM_ALONE = 4  # a shorter stem reads a word only when it covers at least half of it
@@ -138,7 +140,7 @@ def _latin_language(words: list[str], known: dict[str, Glossary]) -> Glossary | 
     for glossary in known.values():
         if glossary.language in _BY_SCRIPT:
             continue
-        count = sum(glossary.word(word) is not None for word in words)
+        count = sum(word in glossary.words for word in words)  # Latin-script dictionaries hold no stems
         if count > best_count:
             best, best_count = glossary, count
     if best is None or best_count < MIN_KNOWN or best_count < MIN_KNOWN_SHARE * len(words) or best_count <= english:
@@ -160,7 +162,7 @@ def gloss(text: str) -> Gloss | None:
         if glossary is None:
             return None
     else:
-        words = [word.lower() for word in _WORD.findall(sample)]
+        words = [found.group().lower() for found in itertools.islice(_WORD.finditer(sample), SAMPLE_WORDS)]
         if not words:
             return None
         glossary = _latin_language(words, known)
