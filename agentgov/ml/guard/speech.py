@@ -24,6 +24,9 @@ from collections.abc import Iterable, Sequence
 _QUOTED = re.compile(
     r'"[^"\n]{1,400}"|\u201c[^\u201d\n]{1,400}\u201d|`[^`\n]{1,400}`|\u2018[^\u2019\n]{1,400}\u2019'
     r"|(?<!\w)'(?=[^\s'])[^'\n]{1,400}(?<=[^\s'])'(?!\w)"
+    # the quotation marks of other languages: German „…“, guillemets «…», Chinese and Japanese corner brackets
+    r"|\u201e[^\u201c\u201d\n]{1,400}[\u201c\u201d]|\u00ab[^\u00bb\n]{1,400}\u00bb|\u300c[^\u300d\n]{1,400}\u300d"
+    r"|\u300e[^\u300f\n]{1,400}\u300f"
 )
 
 
@@ -95,7 +98,13 @@ _DISCUSSES = re.compile(
     r"chatgpt|gpt\w*|claude|gemini|classif\w*|moderat\w*|safety|threats?|owasp|pentest\w*|penetration|"
     # or of the words it reports as words: a quotation, a title, what was said or written
     r"quot\w*|phrases?|wording|words?|texts?|sentences?|strings?|messages?|papers?|articles?|titled?|"
-    r"called|named|says?|said|wrote|written|typed|slides?|hid(?:e|es|den|ing))\b",
+    r"called|named|says?|said|wrote|written|typed|slides?|hid(?:e|es|den|ing))\b"
+    # the same in the languages of `languages.py`: attacks, injections, models, security (written without spaces in
+    # Chinese and Japanese, so without word boundaries there)
+    r"|\b(?:angriff\w*|angreifer\w*|modell\w*|sicherheit\w*|attaque\w*|attaquant\w*|mod[èe]le\w*|s[ée]curit[ée]|ataque\w*|"
+    r"atacante\w*|modelo\w*|seguridad|inyecci[óo]n|attacc\w*|sicurezza|segurança|inje[çc][ãa]o|aanval\w*|beveiliging|"
+    r"атак\w*|инъекц\w*|промпт\w*|модел\w*|джейлбрейк\w*|безопасност\w*|злоумышленник\w*|уязвим\w*)\b"
+    r"|攻击|攻擊|注入|提示词|提示詞|模型|越狱|越獄|攻撃|インジェクション|プロンプト|モデル|脱獄|セキュリティ",
     re.IGNORECASE,
 )
 _CHAINED = re.compile(r"[\s,;:]*(?:(?:and|or|then|and then)\s+)?")  # between two mentioned matches
