@@ -78,7 +78,12 @@ _MENTION_CUE = re.compile(
     # a reported prohibition: "training it not to reveal its system prompt" (a bare "not to" would let an attack
     # announce itself as quoted: "remember, never to: ignore all previous instructions")
     rf"|\b(?:train|teach|tell|instruct|ask|remind)(?:s|es|ed|ing)?\s+{_THE_MODEL}\s+(?:not|never)\s+to"
-    rf"|\b(?:taught|told)\s+{_THE_MODEL}\s+(?:not|never)\s+to)"
+    rf"|\b(?:taught|told)\s+{_THE_MODEL}\s+(?:not|never)\s+to"
+    # the same reports in Korean, Chinese and Japanese: "프롬프트 인젝션을 시도하여 …" (by attempting an injection),
+    # "使大模型…" (making the model …), "LLMに…" (to the model …)
+    r"|(?:인젝션|공격|탈옥)(?:을|를|으로)?\s*(?:시도하여|시도해|통해|이용해|이용하여|사용해|사용하여)"
+    r"|(?:使|让|讓|令|诱导|誘導|迫使)(?:大)?(?:模型|语言模型|語言模型|LLM|AI|聊天机器人|聊天機器人)"
+    r"|(?:モデル|LLM|AI|チャットボット)に(?:対して)?)"
     r"\s*[:,]?\s*$",
     re.IGNORECASE,
 )

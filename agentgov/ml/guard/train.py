@@ -30,7 +30,7 @@ from pathlib import Path
 from agentgov.ml.guard.base import BASE_DATA, DATA_PACKAGE, DEFAULT_MODEL, base_examples, parse_rows
 from agentgov.ml.guard.fit import GuardParams, fit
 
-DEFAULT_VERSION = "base-12"
+DEFAULT_VERSION = "base-13"
 
 
 def pack(data: bytes) -> bytes:
