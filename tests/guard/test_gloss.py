@@ -110,3 +110,24 @@ def test_the_shipped_dictionaries_are_well_formed() -> None:
     for entry in resources.files(DATA_PACKAGE).iterdir():
         if entry.name.endswith(".json"):
             assert set(json.loads(entry.read_text(encoding="utf-8"))) == {"language", "words", "stems"}
+
+
+def test_a_glossed_text_is_read_in_the_style_of_its_gloss() -> None:
+    """The masked style of Spanish prose is a row of masks, which read as an attack's; the gloss's style does not."""
+    model = default_model()
+    assert model.style is not None
+    text = (
+        "La ingeniería de prompts consiste en diseñar instrucciones claras para el modelo. Un buen prompt define "
+        "el rol, el contexto y el formato de la respuesta esperada. Por ejemplo, puedes pedirle al modelo que "
+        "actúe como un experto en marketing."
+    )
+    glossed = gloss(text)
+    assert glossed is not None and glossed.name == "Spanish"
+    style = model.style_of(glossed)
+    assert style == model.style.logit(model.style.tokenise(model.view(glossed.text)))
+    own_style = model.style.logit(model.style.tokenise(model.view(text)))
+    assert style is not None and style < own_style
+    read_in_own_style, _ = model.judge(text, [])
+    judged = model.assess(text)
+    assert judged.language == "Spanish" and judged.score < read_in_own_style and not judged.block
+    assert model.style_of(None) is None  # English text: each piece read in its own style

@@ -12,6 +12,7 @@ import dataclasses
 
 from agentgov.ml.guard.normalise import Finding
 from agentgov.ml.guard.rules import RuleHit
+from agentgov.ml.guard.terms import TermsFinding
 
 _NOT_BLOCKING_OPERATOR = "; does not block the operator's own text (source system)"
 
@@ -33,12 +34,14 @@ class Assessment:
     harm: HarmFinding | None = None  # the harm reading's finding (formats 4 and 5), whatever its score
     operator: bool = False  # the operator's own text: the classifier alone does not block it
     language: str | None = None  # the language a gloss read the text as (`gloss.gloss`), when one did
+    terms: TermsFinding | None = None  # the jailbreak concepts a Chinese, Japanese or Korean text names (`terms`)
 
     def reasons(self, threshold: float) -> list[str]:
         """What was found, in this order: rule hits (rule and fragment, strongest first), the classifier when it
         alone is over the threshold (with each reading's own probability and the words weighing most), a harmful
         request in a jailbreak frame when its score is over the threshold (for an operator's text, each of these two
-        says that it does not block it), the language a gloss read the text as, and the obfuscation undone."""
+        says that it does not block it), the language a gloss read the text as, the concepts of jailbreaks a
+        Chinese, Japanese or Korean text names (they rank it and never block), and the obfuscation undone."""
         reasons = [hit.reason() for hit in self.hits]
         if self.classifier_score >= threshold:
             words = ", ".join(f'"{word}"' for word in self.telling_words)
@@ -54,6 +57,8 @@ class Assessment:
             reasons.append(self.harm.reason() + (_NOT_BLOCKING_OPERATOR if self.operator else ""))
         if self.language is not None:
             reasons.append(f"language: read word for word in English from {self.language}")
+        if self.terms is not None:
+            reasons.append(self.terms.reason())
         reasons.extend(f"obfuscation: {finding.detail}" for finding in self.findings)
         return reasons
 

@@ -51,7 +51,7 @@ from agentgov.ml.guard.encoding import (
     unpack_array,
     weigh_block,
 )
-from agentgov.ml.guard.gloss import gloss
+from agentgov.ml.guard.gloss import Gloss, gloss
 from agentgov.ml.guard.harm import HarmModel, frame
 from agentgov.ml.guard.normalise import normalise, without_links
 from agentgov.ml.guard.rules import (
@@ -66,6 +66,7 @@ from agentgov.ml.guard.rules import (
 )
 from agentgov.ml.guard.speech import spoken
 from agentgov.ml.guard.style import StyleModel, tokens
+from agentgov.ml.guard.terms import finding as terms_finding
 
 FORMAT = "agentgov.guard/6"  # its style reading reads no symbols; a harm reading (if any) reads windows
 _FORMAT_WITHOUT_HARM = "agentgov.guard/3"  # reads texts without links, has a style reading, no harm reading
@@ -94,6 +95,7 @@ MIN_CHARS_BESIDE_FORM = 10  # a text's characters besides its form sentences, at
 #: The share of the threshold a reading that must not block on its own counts at most (`GuardModel.below_threshold`:
 #: a quoted rule hit, and the classifier and the harm reading of an operator's text).
 BELOW_THRESHOLD = 0.99
+GLOSS_STYLE_CHARS = 8_000  # of a gloss, read for the style of the text it glosses (`GuardModel.style_of`)
 
 _CHAR = HashingVectorizer(
     analyzer="char_wb", ngram_range=(2, 5), n_features=BUCKETS, alternate_sign=False, norm=None, dtype=np.float64
@@ -288,26 +290,43 @@ class GuardModel:
         share /= share.sum(axis=1, keepdims=True)
         return attack, share
 
-    def judge(self, text: str, hits: Sequence[RuleHit]) -> tuple[float, np.ndarray]:
+    def judge(self, text: str, hits: Sequence[RuleHit], style: float | None = None) -> tuple[float, np.ndarray]:
         """`probabilities` of one normalised text with its rule hits, computed on its few non-zero features
-        only (a fraction of a millisecond for a paragraph)."""
+        only (a fraction of a millisecond for a paragraph). `style`: the style reading's log-odds of a text that
+        stands for this one (`style_of`), or None to read this one's."""
         text = self.view(text)
         logits = self._content_logits(text, hits)
         attack_logit = float(logits[0])
         if self.style is not None:
-            attack_logit = self.style.mix(attack_logit, self.style.logit(self.style.tokenise(text)))
+            attack_logit = self.style.mix(attack_logit, self._style_logit(text, style))
         category = np.exp(logits[1:] - logits[1:].max())
         return _probability(attack_logit), category / category.sum()
 
-    def readings(self, text: str, hits: Sequence[RuleHit]) -> tuple[tuple[str, float], ...]:
+    def readings(self, text: str, hits: Sequence[RuleHit], style: float | None = None) -> tuple[tuple[str, float], ...]:
         """Each reading's own attack probability for one normalised text: `wording` (the character and word
-        model) and `style` (the masked text); nothing for a model without a style reading. `judge` mixes
-        their log-odds (`StyleModel.mix`)."""
+        model) and `style` (the masked text, or `style` when another text stands for it); nothing for a model
+        without a style reading. `judge` mixes their log-odds (`StyleModel.mix`)."""
         if self.style is None:
             return ()
         text = self.view(text)
         content = _probability(float(self._content_logits(text, hits)[0]))
-        return (("wording", content), ("style", _probability(self.style.logit(self.style.tokenise(text)))))
+        return (("wording", content), ("style", _probability(self._style_logit(text, style))))
+
+    def _style_logit(self, viewed: str, style: float | None) -> float:
+        """The style reading's log-odds of a viewed text: `style` when given, else read from the text."""
+        assert self.style is not None
+        return style if style is not None else self.style.logit(self.style.tokenise(viewed))
+
+    def style_of(self, glossed: Gloss | None) -> float | None:
+        """The style reading's log-odds that stand for a text's own pieces: for a text glossed in English, its
+        gloss's (the first `GLOSS_STYLE_CHARS` of it); None (each piece read in its own style) otherwise. The
+        masked-token reading learnt how English attacks are written; in another language nearly every token is
+        masked, and it read Spanish prose about writing prompts at 0.57-0.85. A text read word for word in English
+        is written as its gloss is. (For a language with no gloss its own style is still read: read by its
+        wording alone, Arabic and Chinese attacks fell below English ordinary text.)"""
+        if self.style is None or glossed is None:
+            return None
+        return self.style.logit(self.style.tokenise(self.view(glossed.text[:GLOSS_STYLE_CHARS])))
 
     def _content_logits(self, text: str, hits: Sequence[RuleHit]) -> np.ndarray:
         """The character and word model's log-odds: attack, then one per category."""
@@ -324,7 +343,7 @@ class GuardModel:
             logits += self._columns[2 * BUCKETS + RULE_NAMES.index(hit.rule)] * rule_value(hit)
         return logits
 
-    def _judge_speech(self, text: str, scanned: Scan) -> tuple[float, np.ndarray]:
+    def _judge_speech(self, text: str, scanned: Scan, style: float | None = None) -> tuple[float, np.ndarray]:
         """`judge`, with the sentences that only shape the answer left out (`answer_form.form_spans`: the
         classifier learnt orders about the answer from attacks alone; a text of fewer than `MIN_CHARS_BESIDE_FORM`
         besides them is read whole, as constraints with no request are no ordinary prompt) and quotations (and
@@ -338,14 +357,14 @@ class GuardModel:
         read = spoken(text, form).strip() if form else text
         if len(read) < MIN_CHARS_BESIDE_FORM:  # only orders about the answer: no request beside them, read whole
             read, form = text, []
-        whole = self.judge(read, hits)
+        whole = self.judge(read, hits, style)
         spans = scanned.reported
         if not spans:
             return whole
         remainder = " ".join(spoken(text, [*spans, *form]).split())
         if len(remainder) < MIN_OWN_CHARS or len(remainder) < MIN_OWN_SHARE * len(read):
             return whole
-        speech = self.judge(remainder, [hit for hit in hits if not hit.quoted])
+        speech = self.judge(remainder, [hit for hit in hits if not hit.quoted], style)
         attack = max(speech[0], QUOTED_FACTOR * whole[0])
         return attack, (speech[1] if speech[0] >= QUOTED_FACTOR * whole[0] else whole[1])
 
@@ -370,14 +389,17 @@ class GuardModel:
             for hit in found:
                 if hit.rule not in hits or (hits[hit.rule].quoted and not hit.quoted):
                     hits[hit.rule] = hit
+        style = self.style_of(glossed)  # the style the writer's own pieces are read in
         words = data_words(normalised.written) if len(written) > 1 and self.drops_links else None
         if words is None:
             own, own_hits = written, piece_hits[: len(written)]
-            judged = [self._judge_speech(piece, found) for piece, found in zip(own, scans[: len(written)], strict=True)]
+            judged = [
+                self._judge_speech(piece, found, style) for piece, found in zip(own, scans[: len(written)], strict=True)
+            ]
         else:  # a long JSON or markup document: its words are read before it is cut (its pieces are no document)
             own = chunks(words)
             own_hits = [list(hits.values())] * len(own)
-            judged = [self.judge(piece, found) for piece, found in zip(own, own_hits, strict=True)]
+            judged = [self.judge(piece, found, style) for piece, found in zip(own, own_hits, strict=True)]
         decoded_scans = scans[len(written) :]
         judged += [self._judge_speech(piece, found) for piece, found in zip(decoded, decoded_scans, strict=True)]
         read, read_hits = own + decoded, own_hits + piece_hits[len(written) :]
@@ -400,6 +422,10 @@ class GuardModel:
             if harm.frame is not None:  # a framed harmful request is a jailbreak; a plain one only ranks
                 categories["jailbreak"] = max(categories["jailbreak"], harm_score)
             score = max(score, harm_score)
+        named = None if operator else terms_finding(normalised.written, self.threshold)
+        if named is not None:  # ranks a Chinese, Japanese or Korean text, never blocks it
+            categories["jailbreak"] = max(categories["jailbreak"], named.score)
+            score = max(score, named.score)
         return Assessment(
             score=round(score, 4),
             categories={name: round(value, 4) for name, value in categories.items()},
@@ -410,10 +436,15 @@ class GuardModel:
             findings=normalised.findings,
             chunks=len(written),
             telling_words=self.telling_words(read[best]) if classifier >= self.threshold else (),
-            readings=self.readings(read[best], read_hits[best]) if classifier >= self.threshold else (),
+            readings=(
+                self.readings(read[best], read_hits[best], style if best < len(own) else None)
+                if classifier >= self.threshold
+                else ()
+            ),
             harm=harm,
             operator=operator,
             language=glossed.name if glossed is not None else None,
+            terms=named,
         )
 
     def harm_finding(self, pieces: Sequence[str], reported: Sequence[Sequence[tuple[int, int]]]) -> HarmFinding | None:
