@@ -16,12 +16,14 @@ brackets, operators and markup (`StyleModel.symbols`), as it was fitted.
 
 `GuardModel.assess(text)` normalises the text (`normalise`), splits a long one into overlapping chunks of
 `CHUNK_CHARS` (a document is read whole, never truncated), reads each reading a decoding gave (hidden text, a
-decoded payload, respelt letters) as pieces of their own, and answers the highest piece's figures: `score` is
-the larger of the classifier's attack probability, the strongest rule hit (`rule_score`: an unquoted hit
-is over the threshold, so a rule blocks on its own) and the harm reading's score (`HarmModel.score`: below
-the threshold without a frame), each category's score is the larger of its share of the attack probability and its
-strongest rule hit (and, for `jailbreak`, the harm reading's score of a framed text), and `block` is
-`score >= threshold`.
+decoded payload, respelt letters, an English gloss: `gloss.py`) as pieces of their own (a glossed text's own
+pieces read in the style of its gloss: `style_of`), and answers the highest piece's figures: `score` is
+the largest of the classifier's attack probability, the strongest rule hit (`rule_score`: an unquoted hit
+is over the threshold, so a rule blocks on its own), the harm reading's score (`HarmModel.score`: below
+the threshold without a frame) and, for a Chinese, Japanese or Korean text that is not the operator's, the score of
+the jailbreak terms it names (`terms.py`: always below the threshold); each category's score is the larger of its
+share of the attack probability and its strongest rule hit (and, for `jailbreak`, the harm reading's score of a
+framed text and the terms' score), and `block` is `score >= threshold`.
 Pure and thread-safe; `from_document` raises `ValueError` for a document it cannot read.
 """
 
