@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 
 _QUOTED = re.compile(
     r'"[^"\n]{1,400}"|\u201c[^\u201d\n]{1,400}\u201d|`[^`\n]{1,400}`|\u2018[^\u2019\n]{1,400}\u2019'
-    r"|(?<!\w)'(?=[^\s'])[^'\n]{1,400}(?<=[^\s'])'(?!\w)"
+    r"|(?<!\w)'(?=[^\s'])[^'\n]{1,400}(?<=[^\s'])'(?:(?!\w)|(?=[\uac00-\ud7af]))"  # a Korean particle may follow
     # the quotation marks of other languages: German „…“, guillemets «…», Chinese and Japanese corner brackets
     r"|\u201e[^\u201c\u201d\n]{1,400}[\u201c\u201d]|\u00ab[^\u00bb\n]{1,400}\u00bb|\u300c[^\u300d\n]{1,400}\u300d"
     r"|\u300e[^\u300f\n]{1,400}\u300f"
@@ -109,7 +109,8 @@ _DISCUSSES = re.compile(
     r"|\b(?:angriff\w*|angreifer\w*|modell\w*|sicherheit\w*|attaque\w*|attaquant\w*|mod[èe]le\w*|s[ée]curit[ée]|ataque\w*|"
     r"atacante\w*|modelo\w*|seguridad|inyecci[óo]n|attacc\w*|sicurezza|segurança|inje[çc][ãa]o|aanval\w*|beveiliging|"
     r"атак\w*|инъекц\w*|промпт\w*|модел\w*|джейлбрейк\w*|безопасност\w*|злоумышленник\w*|уязвим\w*)\b"
-    r"|攻击|攻擊|注入|提示词|提示詞|模型|越狱|越獄|攻撃|インジェクション|プロンプト|モデル|脱獄|セキュリティ",
+    r"|攻击|攻擊|注入|提示词|提示詞|模型|越狱|越獄|攻撃|インジェクション|プロンプト|モデル|脱獄|セキュリティ"
+    r"|공격|인젝션|프롬프트|탈옥|보안|해커|취약|모델|챗봇|악성|문구|문장|표현",
     re.IGNORECASE,
 )
 _CHAINED = re.compile(r"[\s,;:]*(?:(?:and|or|then|and then)\s+)?")  # between two mentioned matches
