@@ -54,12 +54,14 @@ _ENGLISH = frozenset(
     )
 )
 _WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?")
+#: A letter of Chinese, Japanese or Korean (Hangul, kana, CJK ideographs): languages left unglossed.
+CJK_LETTER = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 #: Scripts that name a language (glossed: "ru") or a language left unglossed (None).
 _SCRIPTS: tuple[tuple[str | None, re.Pattern[str]], ...] = (
     ("ru", re.compile(r"[\u0400-\u04ff]")),
-    (None, re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")),
+    (None, CJK_LETTER),
 )
-_LETTER = re.compile(r"[^\W\d_]")
+LETTER = re.compile(r"[^\W\d_]")
 #: Languages told by their script, whose dictionaries also read words by their stems.
 _BY_SCRIPT = frozenset(language for language, _ in _SCRIPTS if language is not None)
 
@@ -124,7 +126,7 @@ def glossaries() -> dict[str, Glossary]:
 def _script_language(text: str) -> tuple[bool, str | None]:
     """Whether the text is mostly in a script that names its language, and that language's code (None for one
     left unglossed)."""
-    letters = len(_LETTER.findall(text))
+    letters = len(LETTER.findall(text))
     if letters:
         for language, pattern in _SCRIPTS:
             if len(pattern.findall(text)) >= MIN_SCRIPT_SHARE * letters:

@@ -22,9 +22,13 @@ _KO_ORDER = (
     r"|하십시오)|알려\s?(?:줘|주세요|주십시오|라)|말해\s?(?:줘|주세요|라)?|적어\s?(?:줘|주세요|라)?)(?!\s?주는|\s?주면|서\s?는|[는은면고]|라고)"
 )
 
+#: The stems every Latin-script match of `IGNORE_INSTRUCTIONS` opens with (its cheap first look, its triggers and
+#: part of `may_ignore_instructions`).
+_IGNORE_LATIN = ("ignor", "oubli", "olvid", "vergi", "vergess", "missacht", "dimentic", "esque", "negeer", "vergeet")
+
 #: "Ignore / forget the previous instructions", "forget everything I told you".
 IGNORE_INSTRUCTIONS = (
-    r"(?:\b(?=ignor|oubli|olvid|vergi|vergess|missacht|dimentic|esque|negeer|vergeet)"  # one cheap look first
+    r"(?:\b(?=" + "|".join(_IGNORE_LATIN) + ")"  # one cheap look first
     # French
     r"(?:(?:ignore[zs]?|oublie[zs]?)\s+(?:toutes\s+)?(?:les|vos|tes)\s+(?:instructions|consignes|r[èe]gles)"
     r"\s+(?:pr[ée]c[ée]dentes|ci-dessus|ant[ée]rieures)"
@@ -343,8 +347,7 @@ _PROMPT_STEM = re.compile(
 
 
 _IGNORE_STEM = re.compile(
-    r"ignor|oubli|olvid|vergi|vergess|missacht|dimentic|esque|negeer|vergeet|忽略|忘记|忘掉|无视|不要回答|無視|忘れ|игнор|забуд"
-    r"|инструкц|указани|무시|잊",
+    "|".join(_IGNORE_LATIN) + "|忽略|忘记|忘掉|无视|不要回答|無視|忘れ|игнор|забуд|инструкц|указани|무시|잊",
     re.IGNORECASE,
 )
 
@@ -364,7 +367,7 @@ def may_reveal_prompt(text: str) -> bool:
 #: Per rule, lower-case strings of which every ASCII match holds at least one (see the module docstring).
 TRIGGERS: dict[str, tuple[str, ...]] = {
     "foreign_ignore_instructions": (
-        *("ignor", "oubli", "olvid", "vergi", "vergess", "missacht", "dimentic", "esque", "negeer", "vergeet"),
+        *_IGNORE_LATIN,
         *("忽略", "の指示を無視", "игнорируй"),
     ),
     "foreign_new_instructions": ("anweisung", "instruc", "consigne", "istruz", "instru"),

@@ -19,9 +19,10 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from agentgov.ml.guard.gloss import CJK_LETTER, LETTER, MIN_SCRIPT_SHARE
+
 SAMPLE_CHARS = 20_000  # a text's first characters searched for the concepts
 SCRIPT_SAMPLE_CHARS = 4_000  # and those its script is told from
-MIN_SCRIPT_SHARE = 0.3  # of a text's letters Chinese, Japanese or Korean, at least
 MIN_CONCEPTS = 2  # concepts named, at least, for a score
 STEP = 0.12  # the score per concept named
 MAX_SHARE = 0.96  # of the threshold: the score never blocks
@@ -47,8 +48,6 @@ _SCRIPTS = (  # the script that names the language, most specific first: kana is
     ("Korean", re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")),
     ("Japanese", re.compile(r"[\u3040-\u30ff]")),
 )
-_CJK = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
-_LETTER = re.compile(r"[^\W\d_]")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,14 +77,14 @@ def finding(text: str, threshold: float) -> TermsFinding | None:
 
 
 def language(text: str) -> str | None:
-    """ "Chinese", "Japanese" or "Korean" when at least `MIN_SCRIPT_SHARE` of the letters of the text's first
+    """ "Chinese", "Japanese" or "Korean" when at least `gloss.MIN_SCRIPT_SHARE` of the letters of the text's first
     `SCRIPT_SAMPLE_CHARS` characters are in those scripts (Japanese when it holds kana, Korean when Hangul);
     None otherwise."""
     sample = text[:SCRIPT_SAMPLE_CHARS]
     if sample.isascii():
         return None
-    letters = len(_LETTER.findall(sample))
-    if not letters or len(_CJK.findall(sample)) < MIN_SCRIPT_SHARE * letters:
+    letters = len(LETTER.findall(sample))
+    if not letters or len(CJK_LETTER.findall(sample)) < MIN_SCRIPT_SHARE * letters:
         return None
     for name, script in _SCRIPTS:
         if script.search(sample):
