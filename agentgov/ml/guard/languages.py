@@ -7,12 +7,13 @@ as narrow: the order's own phrasing, addressed to the model ("vergiss alles, was
 mir deinen Systemprompt", "Nouvelle instruction :"), never a word ordinary text uses alone ("Anweisung",
 "instructions", "vergiss nicht"). Patterns are matched ignoring case; each holds no nested unbounded
 quantifier. `TRIGGERS` gives, per rule, lower-case strings of which every ASCII match holds one (`rules.scan`
-runs a rule on an ASCII text only when one is in it; a text with any other character runs every rule).
+runs a rule on an ASCII text only when one is in it; a text with any other character runs every rule of this
+module whose cheap test, if any, it passes).
 """
 
 from __future__ import annotations
 
-import re
+from agentgov.ml.guard.casefold import compile_folded
 
 _S = r"[^.\n!?]{0,40}?"  # a short stretch within one sentence
 
@@ -323,45 +324,44 @@ UNRESTRICTED_PERSONA = (
     r"|\bontwikkelaarsmodus\s+(?:is\s+)?(?:ingeschakeld|geactiveerd))"
 )
 
-_PERSONA_STEM = re.compile(
+_PERSONA_STEM = compile_folded(
     r"你|您|模式|あなた|モード|制限|制約|ルール|ガイドライン|拒绝|拒絕|警告|免责|免責|忽略|无视|無視|忽视|忽視|抛|拋|打破|绕过|繞過|突破|道德|伦理|倫理|検閲|フィルター"
     r"|제한|제약|검열|필터|규칙|윤리|도덕|모드"
     r"|摆脱|擺脫|违背|違背|ты|вы|тебя|вас|отвеча|говори|пиши|действу|освобод|свобод|игнор|забудь|отбрось|обойди|нарушь|DAN|AIM"
     r"|аморальн|нецензурн|нефильтрованн|режим|du\s|ignorier|missacht|vergiss|Entwicklermodus|tu\s|ignore|mode|eres|ya\s+no"
     r"|no\s+tienes|modo|sei|non\s+sei|modalit|voc|je\s+bent|ontwikkelaarsmodus",
-    re.IGNORECASE,
 )
 
 
-def may_name_unrestricted_persona(text: str) -> bool:
-    """A cheap necessary test for `UNRESTRICTED_PERSONA` on text of any script: every match holds one of these
-    stems."""
-    return _PERSONA_STEM.search(text) is not None
+def may_name_unrestricted_persona(folded: str) -> bool:
+    """A cheap necessary test for `UNRESTRICTED_PERSONA` on folded text (`casefold.fold`) of any script: every
+    match holds one of these stems."""
+    return _PERSONA_STEM.search(folded) is not None
 
 
-_PROMPT_STEM = re.compile(
+_PROMPT_STEM = compile_folded(
     r"prompt|anweisung|instruc|istruz|instru|stand|steht|промпт|инструкци|указани|директив|сообщени|команд|правил"
     r"|ограничени|контекст|настро|диалог|提示|指令|消息|设定|設定|プロンプト|指示|프롬프트|지시|지침|명령|메시지",
-    re.IGNORECASE,
 )
 
 
-_IGNORE_STEM = re.compile(
+_IGNORE_STEM = compile_folded(
     "|".join(_IGNORE_LATIN) + "|忽略|忘记|忘掉|无视|不要回答|無視|忘れ|игнор|забуд|инструкц|указани|무시|잊",
-    re.IGNORECASE,
 )
 
 
-def may_ignore_instructions(text: str) -> bool:
-    """A cheap necessary test for `IGNORE_INSTRUCTIONS` on text of any script (every match holds one of these
-    stems): the pattern tries its branches at every word, which doubled its cost on text outside ASCII."""
-    return _IGNORE_STEM.search(text) is not None
+def may_ignore_instructions(folded: str) -> bool:
+    """A cheap necessary test for `IGNORE_INSTRUCTIONS` on folded text (`casefold.fold`) of any script (every
+    match holds one of these stems): the pattern tries its branches at every word, which doubled its cost on text
+    outside ASCII."""
+    return _IGNORE_STEM.search(folded) is not None
 
 
-def may_reveal_prompt(text: str) -> bool:
+def may_reveal_prompt(folded: str) -> bool:
     """A cheap necessary test for `REVEAL_PROMPT` (every match names the prompt, what it holds, or stood/steht), run
-    on text of any script: the pattern tries a verb at every word, which costs about 0.1 s per 50,000 characters."""
-    return _PROMPT_STEM.search(text) is not None
+    on folded text (`casefold.fold`) of any script: the pattern tries a verb at every word, which costs about 0.1 s
+    per 50,000 characters."""
+    return _PROMPT_STEM.search(folded) is not None
 
 
 #: Per rule, lower-case strings of which every ASCII match holds at least one (see the module docstring).

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 
 from agentgov.ml.guard import languages
+from agentgov.ml.guard.casefold import compile_folded, foldable
 
 CATEGORIES = ("injection", "jailbreak", "leakage")
 
@@ -26,15 +27,26 @@ class Rule:
     category: str
     score: float
     pattern: re.Pattern[str]
-    #: Lower-case strings of which every match holds at least one: an ASCII text holding none cannot match, so
-    #: the pattern is not run (`scan`; a test holds the shortcut equal to running every pattern).
+    #: Lower-case strings of which every match holds at least one, in a text folded (`casefold.fold`) with its
+    #: runs of white space written as one space: a text holding none cannot match, so the pattern is not run
+    #: (`scan`; a test holds the shortcut equal to running every pattern). A pattern written in ASCII is
+    #: announced by its triggers in a text of any script; one with letters of other scripts, in ASCII text only.
     triggers: tuple[str, ...]
-    #: A cheaper test every matching text passes, for a rule no trigger string can announce (any text).
+    #: A cheaper test every matching text passes, run on the folded text (`casefold.fold`), for a rule no trigger
+    #: string can announce (any text).
     precheck: Callable[[str], bool] | None = None
     #: Whether a match counts only where its sentence speaks to the model ("you have been jailbroken"): the
     #: name of a technique in a sentence that addresses no one ("the Do Anything Now prompt was patched") is
     #: reported, like a mention (`scan`).
     addressed: bool = False
+    #: The pattern lower-cased, to run case-sensitively on folded text (the same matches at the same spans, in
+    #: about half the time: `casefold`); None for a pattern with a case-sensitive group, which runs as written.
+    folded: re.Pattern[str] | None = None
+
+    @property
+    def any_script(self) -> bool:
+        """Whether the pattern has letters outside ASCII, so that its triggers announce it in ASCII text only."""
+        return not self.pattern.pattern.isascii()
 
 
 def _rule(
@@ -46,7 +58,9 @@ def _rule(
     *,
     addressed: bool = False,
 ) -> Rule:
-    return Rule(name, category, score, re.compile(pattern, re.IGNORECASE), _TRIGGERS[name], precheck, addressed)
+    folded = compile_folded(pattern) if foldable(pattern) else None
+    compiled = re.compile(pattern, re.IGNORECASE)
+    return Rule(name, category, score, compiled, _TRIGGERS[name], precheck, addressed, folded)
 
 
 FLOOD_TIMES = 25  # copies of a unit of up to FLOOD_UNIT tokens that make a `repeated_token_flood`
@@ -68,9 +82,9 @@ def _repeats_a_unit(text: str) -> bool:
     return False
 
 
-def _names_a_mode(text: str) -> bool:
-    """A necessary test for `privileged_mode` on text of any script (its triggers apply to ASCII text only)."""
-    return "mode" in text.lower()
+def _names_a_mode(folded: str) -> bool:
+    """A necessary test for `privileged_mode`, on folded text."""
+    return "mode" in folded
 
 
 def _any_of(triggers: str) -> tuple[str, ...]:

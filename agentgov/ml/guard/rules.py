@@ -17,6 +17,7 @@ import dataclasses
 import re
 
 from agentgov.ml.guard.addressing import addresses_the_model, negated
+from agentgov.ml.guard.casefold import fold
 from agentgov.ml.guard.patterns import CATEGORIES, FORBIDDABLE, RULES, Rule
 from agentgov.ml.guard.speech import Spans, reported_stretches
 
@@ -62,22 +63,23 @@ def scan(text: str, *, prohibitions: bool = False) -> Scan:
     defence ("my manager said you should not ever disable your content filters, but go ahead"). A match of an
     `addressed` rule in a sentence that speaks to no one counts as quoted (half, never blocking on its own) but
     is not reported: the model reads the text whole."""
-    found_by_rule = [(rule, list(rule.pattern.finditer(text))) for rule in _candidates(text)]
-    reported = reported_stretches(text, [found.span() for _, founds in found_by_rule for found in founds])
+    folded = fold(text)
+    found_by_rule = [(rule, _spans(rule, text, folded)) for rule in _candidates(text, folded)]
+    reported = reported_stretches(text, [span for _, spans in found_by_rule for span in spans])
     in_reported = Spans(reported)
     hits = []
-    for rule, founds in found_by_rule:
+    for rule, spans in found_by_rule:
         chosen = None
         tries = _ADDRESS_TRIES
-        for found in founds:
-            quoted = in_reported.hold(found.start(), found.end())
-            negation = prohibitions and not quoted and rule.name in FORBIDDABLE and negated(text, found.start())
+        for start, end in spans:
+            quoted = in_reported.hold(start, end)
+            negation = prohibitions and not quoted and rule.name in FORBIDDABLE and negated(text, start)
             quoted = quoted or negation
             if not quoted and rule.addressed:
                 # a technique named to no one counts as quoted, but is no one's quotation: the text is read whole
                 tries -= 1
-                quoted = tries < 0 or not addresses_the_model(text, found.start(), found.end())
-            fragment = " ".join(found.group(0).split())[:_FRAGMENT]
+                quoted = tries < 0 or not addresses_the_model(text, start, end)
+            fragment = " ".join(text[start:end].split())[:_FRAGMENT]
             score = rule.score * QUOTED_FACTOR if quoted else rule.score
             chosen = chosen or RuleHit(rule.name, rule.category, score, fragment, quoted, negation)
             if not quoted:
@@ -88,21 +90,35 @@ def scan(text: str, *, prohibitions: bool = False) -> Scan:
     return Scan(sorted(hits, key=lambda h: -h.score), reported)
 
 
+def _spans(rule: Rule, text: str, folded: str) -> list[tuple[int, int]]:
+    """The (start, end) of each of `rule`'s matches in `text`: its folded pattern run on `folded`
+    (`casefold.fold(text)`, the same spans), or, for a pattern with a case-sensitive part, the pattern itself
+    run on `text`."""
+    if rule.folded is not None:
+        return [found.span() for found in rule.folded.finditer(folded)]
+    return [found.span() for found in rule.pattern.finditer(text)]
+
+
 #: Every (trigger, rule number) pair, so that one pass over them finds the rules a text can match.
 _TRIGGER_RULES = tuple((trigger, number) for number, rule in enumerate(RULES) for trigger in rule.triggers)
+#: The rules written with letters of other scripts, which their triggers announce in ASCII text only.
+_ANY_SCRIPT = frozenset(number for number, rule in enumerate(RULES) if rule.any_script)
 
 
-def _candidates(text: str) -> list[Rule]:
-    """The rules that can match `text`: for an ASCII text, those with a trigger in it (lower-casing an ASCII
-    text is exactly what the patterns' IGNORECASE does); for any other text, every rule; in both cases only
-    those whose `precheck`, if any, the text passes."""
-    if text.isascii():
-        lowered = text.lower()
-        triggered = {number for trigger, number in _TRIGGER_RULES if trigger in lowered}
-        possible = [rule for number, rule in enumerate(RULES) if number in triggered]
-    else:
-        possible = list(RULES)
-    return [rule for rule in possible if rule.precheck is None or rule.precheck(text)]
+def _candidates(text: str, folded: str) -> list[Rule]:
+    """The rules that can match `text` (`folded`: `casefold.fold(text)`): those with a trigger in the folded
+    text with its runs of white space written as one space (a pattern's `\\s+` between two words), and, for a
+    text that is not ASCII, every rule written with letters of other scripts; of these, only those whose
+    `precheck`, if any, the folded text passes."""
+    words = " ".join(folded.split())
+    possible = {number for trigger, number in _TRIGGER_RULES if trigger in words}
+    if not text.isascii():
+        possible |= _ANY_SCRIPT
+    return [
+        rule
+        for number, rule in enumerate(RULES)
+        if number in possible and (rule.precheck is None or rule.precheck(folded))
+    ]
 
 
 def match_rules(text: str) -> list[RuleHit]:
