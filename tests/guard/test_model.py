@@ -238,9 +238,14 @@ def test_training_parameters_are_checked() -> None:
             GuardParams.from_dict(bad)
 
 
-def test_the_shipped_model_rebuilds_bit_for_bit(capsys) -> None:
-    assert train.main(["--check"]) == 0, capsys.readouterr().out
-    assert "identical" in capsys.readouterr().out
+def test_the_shipped_model_rebuilds_bit_for_bit(capfd) -> None:
+    """`--check` refits the model in a child process with OpenBLAS pinned (`train.PINNED_BLAS`) and finds the
+    shipped bytes."""
+    assert not train.blas_pinned()  # so the command runs its child process, as a user's shell would
+    status = train.main(["--check"])
+    out = capfd.readouterr().out
+    assert status == 0, out
+    assert "identical" in out
     metrics = default_document()["metrics"]["held_out"]
     assert metrics["roc_auc"] > 0.85 and metrics["false_positive_rate"] <= 0.02
 

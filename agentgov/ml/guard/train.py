@@ -12,8 +12,11 @@ With `--data` the files are first joined, in the order given, and packed into `a
 (gzip without a timestamp, so the same files give the same bytes); the default model is then fitted on the packed
 data with the default
 parameters and written to `agentgov/ml/guard/data/default_model.json` (sorted keys, arrays as float16).
-Fitting is deterministic, so the bytes only change when the data, the parameters or the code do. Takes
-about a minute on two cores.
+Fitting is deterministic, so the bytes only change when the data, the parameters or the code do. Its sums run in
+OpenBLAS (liblinear's and L-BFGS's), whose results depend on the kernels it picks for the processor and on its
+threads, so the rebuild runs in a child process with OpenBLAS pinned (`PINNED_BLAS`: the Haswell kernels, which
+every x86-64 processor with AVX2 runs, and one thread): the same bytes on any such machine. Takes about a minute
+and a half.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import argparse
 import gzip
 import hashlib
 import json
+import os
+import subprocess
 import sys
 import time
 from importlib import resources
@@ -30,7 +35,16 @@ from pathlib import Path
 from agentgov.ml.guard.base import BASE_DATA, DATA_PACKAGE, DEFAULT_MODEL, base_examples, parse_rows
 from agentgov.ml.guard.fit import GuardParams, fit
 
-DEFAULT_VERSION = "base-13"
+DEFAULT_VERSION = "base-14"
+#: The environment the fit runs in (set before OpenBLAS loads, so in a child process): the same kernels and one
+#: thread on every x86-64 machine with AVX2, so that the same data gives the same bytes. Elsewhere (another
+#: processor, a NumPy built on another BLAS) the fit still runs, and `--check` may report a difference.
+PINNED_BLAS = {"OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+
+
+def blas_pinned() -> bool:
+    """Whether this process runs with `PINNED_BLAS`."""
+    return all(os.environ.get(name) == value for name, value in PINNED_BLAS.items())
 
 
 def pack(data: bytes) -> bytes:
@@ -65,6 +79,11 @@ def build_document() -> bytes:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command (see the module docstring); returns its exit status. Outside `PINNED_BLAS` it runs itself in a
+    child process with it, whose output goes to this process's standard output and error."""
+    if not blas_pinned():
+        command = [sys.executable, "-m", "agentgov.ml.guard.train", *(sys.argv[1:] if argv is None else argv)]
+        return subprocess.run(command, env={**os.environ, **PINNED_BLAS}, check=False).returncode
     parser = argparse.ArgumentParser(prog="python -m agentgov.ml.guard.train", description=__doc__.split("\n")[0])
     parser.add_argument(
         "--data",
