@@ -260,6 +260,8 @@ def _quote(text: str, limit: int = 60) -> str:
 def _unmask_homoglyphs(text: str) -> tuple[str, list[str]]:
     """Map look-alikes to Latin in words that mix Latin with them (a wholly Cyrillic word stays)."""
     mixed: list[str] = []
+    if not _CONFUSABLE.search(text):  # no look-alike at all (any ASCII text): nothing to map, word by word
+        return text, mixed
 
     def fix(match: re.Match[str]) -> str:
         word = match.group(0)
