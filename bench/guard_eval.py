@@ -14,8 +14,9 @@ rate at the shipped threshold, recall at a 2 % false-positive rate, per-category
 rates and, per attack source, its ROC-AUC against all benign rows and its recall (any `{"text", "label", "source"}`
 file can be judged with `--data`; `label` is `benign` or a category, or 0 / 1); then validate latency (p50/p99)
 for prompts of 200, 2,000 and 20,000 characters, plain and in a jailbreak frame (a frame lets a harmful request
-block). `--http`: validations per second through `POST /api/v1/guard/validate` against a bare Quart-Trio
-hello-world in the same run (wrk, alternating rounds), and the same quality figures through HTTP.
+block); these reuse one sentence's words, so they are cheaper than real prose: `bench/guard_languages.py` judges
+real prose in nine languages. `--http`: validations per second through `POST /api/v1/guard/validate` against a
+bare Quart-Trio hello-world in the same run (wrk, alternating rounds), and the same quality figures through HTTP.
 """
 
 from __future__ import annotations
