@@ -13,7 +13,8 @@ are lower-cased as the regular expression engine compares characters under `re.I
 - `fold_pattern(pattern)` folds the literal characters of a pattern and leaves its escapes (`\\S`, `\\u3002`,
   `\\N{...}`) as they are.
 
-A pattern folds correctly when it holds no case-sensitive group (`(?-i:...)`: `foldable`). Pure.
+A pattern folds correctly when it holds no case-sensitive group (`(?-i:...)`: `foldable`). For one that does,
+`relaxed_pattern` gives a necessary test: the pattern with those groups ignoring case too, folded. Pure.
 """
 
 from __future__ import annotations
@@ -99,3 +100,50 @@ def fold_pattern(pattern: str) -> str:
 def compile_folded(pattern: str) -> re.Pattern[str]:
     """`fold_pattern(pattern)`, compiled to run case-sensitively on folded text."""
     return re.compile(fold_pattern(pattern))
+
+
+def _class_end(pattern: str, start: int) -> int:
+    """The position just after the character class that opens at `start` (a `[`)."""
+    position = start + 1
+    if pattern[position : position + 1] == "^":
+        position += 1
+    if pattern[position : position + 1] == "]":  # a leading "]" is a member
+        position += 1
+    while position < len(pattern) and pattern[position] != "]":
+        position += 2 if pattern[position] == "\\" else 1
+    return position + 1
+
+
+def case_sensitive_groups(pattern: str) -> list[str]:
+    """The text of each case-sensitive group (`(?-i:...)`) of `pattern`, outermost ones, in order."""
+    groups = []
+    start = pattern.find("(?-i:")
+    while start >= 0:
+        depth, position = 0, start
+        while position < len(pattern):
+            char = pattern[position]
+            if char == "\\":
+                position += 2
+                continue
+            if char == "[":
+                position = _class_end(pattern, position)
+                continue
+            depth += (char == "(") - (char == ")")
+            if depth == 0:
+                break
+            position += 1
+        groups.append(pattern[start : position + 1])
+        start = pattern.find("(?-i:", position + 1)
+    return groups
+
+
+def relaxed_pattern(pattern: str) -> str | None:
+    """For a pattern with case-sensitive groups, the folded pattern (`fold_pattern`) with those groups ignoring case
+    as well: it matches every text the pattern matches, and more ("dan" where the pattern wants "DAN"), so where
+    it finds nothing in `fold(text)` the pattern finds nothing in `text`. None for a pattern without such a group
+    (`fold_pattern` serves it), or with a negative lookaround or a negated class inside one (relaxing those would
+    refuse more, not less)."""
+    groups = case_sensitive_groups(pattern)
+    if not groups or any(sign in group for group in groups for sign in ("(?!", "(?<!", "[^")):
+        return None
+    return fold_pattern(pattern.replace("(?-i:", "(?:"))

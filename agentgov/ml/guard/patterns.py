@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 
 from agentgov.ml.guard import languages
-from agentgov.ml.guard.casefold import compile_folded, foldable
+from agentgov.ml.guard.casefold import compile_folded, foldable, relaxed_pattern
 
 CATEGORIES = ("injection", "jailbreak", "leakage")
 
@@ -42,6 +42,9 @@ class Rule:
     #: The pattern lower-cased, to run case-sensitively on folded text (the same matches at the same spans, in
     #: about half the time: `casefold`); None for a pattern with a case-sensitive group, which runs as written.
     folded: re.Pattern[str] | None = None
+    #: For a pattern with a case-sensitive part: that part relaxed and the whole folded (`casefold.relaxed_pattern`),
+    #: a necessary test run on the folded text before the pattern itself.
+    relaxed: re.Pattern[str] | None = None
 
     @property
     def any_script(self) -> bool:
@@ -59,8 +62,19 @@ def _rule(
     addressed: bool = False,
 ) -> Rule:
     folded = compile_folded(pattern) if foldable(pattern) else None
+    relaxed = None if folded is not None else relaxed_pattern(pattern)
     compiled = re.compile(pattern, re.IGNORECASE)
-    return Rule(name, category, score, compiled, _TRIGGERS[name], precheck, addressed, folded)
+    return Rule(
+        name,
+        category,
+        score,
+        compiled,
+        _TRIGGERS[name],
+        precheck,
+        addressed,
+        folded,
+        re.compile(relaxed) if relaxed is not None else None,
+    )
 
 
 FLOOD_TIMES = 25  # copies of a unit of up to FLOOD_UNIT tokens that make a `repeated_token_flood`

@@ -93,9 +93,11 @@ def scan(text: str, *, prohibitions: bool = False) -> Scan:
 def _spans(rule: Rule, text: str, folded: str) -> list[tuple[int, int]]:
     """The (start, end) of each of `rule`'s matches in `text`: its folded pattern run on `folded`
     (`casefold.fold(text)`, the same spans), or, for a pattern with a case-sensitive part, the pattern itself
-    run on `text`."""
+    run on `text` when its relaxed form, if any, finds something in `folded`."""
     if rule.folded is not None:
         return [found.span() for found in rule.folded.finditer(folded)]
+    if rule.relaxed is not None and rule.relaxed.search(folded) is None:
+        return []
     return [found.span() for found in rule.pattern.finditer(text)]
 
 
