@@ -612,16 +612,22 @@ def test_a_technique_named_in_a_sentence_that_addresses_no_one_counts_as_quoted(
     assert not scanned.reported
 
 
-def test_the_trigger_shortcut_changes_no_answer(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Skipping the rules whose triggers an ASCII text lacks gives what running every rule gives: on the whole
-    base data and on every text of this module (each rule's own examples included)."""
-    module_texts = [
+def rule_test_texts() -> list[str]:
+    """Every text (with a space) of the rules' parametrised tests: each rule's examples and the ordinary prompts
+    sharing their words."""
+    return [
         value
         for mark in (test_each_rule_names_what_it_found, test_ordinary_prompts_sharing_the_words_pass)
         for params in mark.pytestmark[0].args[1]
         for value in (params if isinstance(params, tuple) else (params,))
         if isinstance(value, str) and " " in value
     ]
+
+
+def test_the_trigger_shortcut_changes_no_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Skipping the rules whose triggers an ASCII text lacks gives what running every rule gives: on the whole
+    base data and on every text of this module (each rule's own examples included)."""
+    module_texts = rule_test_texts()
     texts = [normalise(example.text).text for example in base_examples()] + module_texts
     assert sum(text.isascii() for text in texts) > 4000  # the shortcut is exercised
     fast = [scan(text) for text in texts]
