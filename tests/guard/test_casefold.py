@@ -189,7 +189,7 @@ def test_the_trigger_shortcut_changes_no_answer_in_any_case_script_or_spacing(
     sample = texts + mixed
     assert sum(not text.isascii() for text in sample) > 1000  # the shortcut for other scripts is exercised
     fast = [scan(text) for text in sample]
-    monkeypatch.setattr(rules, "_candidates", lambda text, folded: RULES)
+    monkeypatch.setattr(rules, "_candidates", lambda text, folded, english_only=False: RULES)
     assert [scan(text) for text in sample] == fast
     assert sum(bool(found.hits) for found in fast) > 800
 

@@ -631,7 +631,7 @@ def test_the_trigger_shortcut_changes_no_answer(monkeypatch: pytest.MonkeyPatch)
     texts = [normalise(example.text).text for example in base_examples()] + module_texts
     assert sum(text.isascii() for text in texts) > 4000  # the shortcut is exercised
     fast = [scan(text) for text in texts]
-    monkeypatch.setattr(rules, "_candidates", lambda text, folded: RULES)
+    monkeypatch.setattr(rules, "_candidates", lambda text, folded, english_only=False: RULES)
     assert [scan(text) for text in texts] == fast
     assert sum(bool(found.hits) for found in fast) > 500 and len(module_texts) > 40
 

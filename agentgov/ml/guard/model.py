@@ -381,10 +381,11 @@ class GuardModel:
         written = chunks(normalised.written)
         decoded = [piece for reading in normalised.readings for piece in chunks(reading)]
         glossed = gloss(normalised.written)  # text in another language, read word by word in English
-        if glossed is not None:
-            decoded += chunks(glossed.text)
+        glossed_pieces = chunks(glossed.text) if glossed is not None else []
+        decoded += glossed_pieces
         pieces = written + decoded  # each reading on its own: a decoding adds no words to the writer's own
-        scans = [scan(piece, prohibitions=operator) for piece in pieces]
+        first_gloss = len(pieces) - len(glossed_pieces)  # a gloss is read by the English rules (`rules.scan`)
+        scans = [scan(piece, prohibitions=operator, gloss=k >= first_gloss) for k, piece in enumerate(pieces)]
         piece_hits = [scanned.hits for scanned in scans]
         hits: dict[str, RuleHit] = {}
         for found in piece_hits:
