@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import codecs
 import dataclasses
 import re
+import string
 import unicodedata
 import urllib.parse
 
@@ -54,6 +54,8 @@ _INVISIBLE = dict.fromkeys(
         *range(0x2066, 0x206A),  # bidirectional isolates
     ]
 )
+#: Any character of `_INVISIBLE`: most texts hold none, and a search costs a fraction of a translation.
+_INVISIBLE_CHAR = re.compile("[" + "".join(re.escape(chr(code)) for code in _INVISIBLE) + "]")
 _TAG_FIRST, _TAG_LAST = 0xE0000, 0xE007F
 _TAG = re.compile("[\U000e0000-\U000e007f]")
 #: An emoji subdivision flag: the black flag, two to seven tag letters or digits, the cancel tag.
@@ -108,7 +110,8 @@ _HOMOGLYPHS = str.maketrans(
 )
 _LATIN = re.compile(r"[A-Za-z]")
 _CONFUSABLE = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0500-\u052f\u0261]")
-_WORD = re.compile(r"\w+", re.UNICODE)
+#: A whole word (a run of `\w`) that holds a Latin letter: the only words a look-alike can mix with Latin in.
+_LATIN_WORD = re.compile(r"(?<!\w)\w*?[A-Za-z]\w*")
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
 _PERCENT = re.compile(r"[^\s%]*(?:%[0-9A-Fa-f]{2}[^\s%]*){3,}")
 _HEX = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}[ :]?){8,}(?![0-9A-Za-z])")
@@ -175,7 +178,7 @@ def normalise(text: str) -> Normalised:
     if hidden:
         detail = f"text hidden in Unicode tag characters: {_quote(hidden)}"
         findings.append(Finding("tag_characters", detail, hidden))
-    stripped = visible.translate(_INVISIBLE)
+    stripped = visible if _INVISIBLE_CHAR.search(visible) is None else visible.translate(_INVISIBLE)
     spaced = ""
     if len(stripped) != len(visible):
         findings.append(Finding("invisible_characters", f"{len(visible) - len(stripped)} invisible characters removed"))
@@ -265,14 +268,14 @@ def _unmask_homoglyphs(text: str) -> tuple[str, list[str]]:
 
     def fix(match: re.Match[str]) -> str:
         word = match.group(0)
-        if _CONFUSABLE.search(word) and _LATIN.search(word):
+        if _CONFUSABLE.search(word):
             mapped = word.translate(_HOMOGLYPHS)
             if mapped != word:
                 mixed.append(word)
                 return mapped
         return word
 
-    return _WORD.sub(fix, text), mixed
+    return _LATIN_WORD.sub(fix, text), mixed
 
 
 def _readable(data: bytes) -> str | None:
@@ -349,14 +352,32 @@ def _rot13_stretches(sample: str) -> str:
     times as many as before); else the stretches of it (between line breaks, colons and quotation marks) that do,
     joined by line breaks; else "". A payload written in rot13 after an English request to decode it reads as
     English only on its own."""
-    rotated = codecs.encode(sample, "rot13")
+    rotated = _rot13(sample)
     if _rot13_reads(sample, rotated):
         return rotated
     stretches = [part for part in _STRETCH_BREAK.split(sample) if len(part) >= 12]
     if len(stretches) < 2:
         return ""
-    decoded = [plain for part in stretches if _rot13_reads(part, plain := codecs.encode(part, "rot13"))]
+    decoded = [plain for part in stretches if _rot13_reads(part, plain := _rot13(part))]
     return "\n".join(decoded)
+
+
+_ROT13 = str.maketrans(
+    string.ascii_letters,
+    string.ascii_lowercase[13:]
+    + string.ascii_lowercase[:13]
+    + string.ascii_uppercase[13:]
+    + string.ascii_uppercase[:13],
+)
+_ASCII_LETTERS = re.compile("[A-Za-z]+")
+
+
+def _rot13(text: str) -> str:
+    """`codecs.encode(text, "rot13")`: each ASCII letter moved 13 places. A text with other characters is
+    translated run of ASCII letters by run (a translation of such text looks every character up)."""
+    if text.isascii():
+        return text.translate(_ROT13)
+    return _ASCII_LETTERS.sub(lambda run: run.group(0).translate(_ROT13), text)
 
 
 #: A backslash escape of a letter ("\\n"): left out when counting words, as rot13 turns every escaped line break
