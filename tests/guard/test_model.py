@@ -239,9 +239,9 @@ def test_training_parameters_are_checked() -> None:
 
 
 def test_the_shipped_model_rebuilds_bit_for_bit(capfd) -> None:
-    """`--check` refits the model in a child process with OpenBLAS pinned (`train.PINNED_BLAS`) and finds the
+    """`--check` refits the model in a child process with its kernels pinned (`train.PINNED_KERNELS`) and finds the
     shipped bytes."""
-    assert not train.blas_pinned()  # so the command runs its child process, as a user's shell would
+    assert not train.kernels_pinned()  # so the command runs its child process, as a user's shell would
     status = train.main(["--check"])
     out = capfd.readouterr().out
     assert status == 0, out

@@ -20,8 +20,8 @@ every template request is scored without a harm reading when it is held out (the
 Texts without a frame are scored by it too (`HarmModel.score`: ranked, never blocked), so the held-out figures
 rank them as the guard does.
 
-Deterministic: the same examples and parameters give the same model, bit for bit, on the same BLAS kernels and
-threads (liblinear with a fixed seed, multinomial L-BFGS, arrays stored as float16; `train.PINNED_BLAS` pins
+Deterministic: the same examples and parameters give the same model, bit for bit, on the same BLAS and NumPy kernels and
+threads (liblinear with a fixed seed, multinomial L-BFGS, arrays stored as float16; `train.PINNED_KERNELS` pins
 them for the shipped model). Raises `ValueError` when the examples cannot make a model
 (no benign or no attack rows).
 """

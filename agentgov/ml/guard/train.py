@@ -13,10 +13,10 @@ With `--data` the files are first joined, in the order given, and packed into `a
 data with the default
 parameters and written to `agentgov/ml/guard/data/default_model.json` (sorted keys, arrays as float16).
 Fitting is deterministic, so the bytes only change when the data, the parameters or the code do. Its sums run in
-OpenBLAS (liblinear's and L-BFGS's), whose results depend on the kernels it picks for the processor and on its
-threads, so the rebuild runs in a child process with OpenBLAS pinned (`PINNED_BLAS`: the Haswell kernels, which
-every x86-64 processor with AVX2 runs, and one thread): the same bytes on any such machine. Takes about a minute
-and a half.
+OpenBLAS (liblinear's and L-BFGS's) and in NumPy's own vector loops, whose results depend on the kernels each picks
+for the processor (and OpenBLAS's on its threads), so the rebuild runs in a child process with both pinned
+(`PINNED_KERNELS`: OpenBLAS's Haswell kernels and one thread, NumPy's loops without AVX-512, which every x86-64
+processor with AVX2 runs): the same bytes on any such machine. Takes about a minute.
 """
 
 from __future__ import annotations
@@ -36,15 +36,24 @@ from agentgov.ml.guard.base import BASE_DATA, DATA_PACKAGE, DEFAULT_MODEL, base_
 from agentgov.ml.guard.fit import GuardParams, fit
 
 DEFAULT_VERSION = "base-14"
-#: The environment the fit runs in (set before OpenBLAS loads, so in a child process): the same kernels and one
-#: thread on every x86-64 machine with AVX2, so that the same data gives the same bytes. Elsewhere (another
-#: processor, a NumPy built on another BLAS) the fit still runs, and `--check` may report a difference.
-PINNED_BLAS = {"OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+#: The environment the fit runs in (set before NumPy and OpenBLAS load, so in a child process): the same kernels
+#: and one thread on every x86-64 machine with AVX2, so that the same data gives the same bytes. NumPy picks its
+#: loops by the processor too: on a processor with AVX-512 its sums gave another model until those loops were
+#: disabled (the names of NumPy 2.4 and of the releases before it; a name a release does not know is ignored).
+#: Elsewhere (another processor, a NumPy built on another BLAS) the fit still runs, and `--check` may report a
+#: difference.
+PINNED_KERNELS = {
+    "OPENBLAS_CORETYPE": "Haswell",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR AVX512F AVX512CD AVX512_KNL AVX512_KNM AVX512_SKX "
+    "AVX512_CLX AVX512_CNL",
+}
 
 
-def blas_pinned() -> bool:
-    """Whether this process runs with `PINNED_BLAS`."""
-    return all(os.environ.get(name) == value for name, value in PINNED_BLAS.items())
+def kernels_pinned() -> bool:
+    """Whether this process runs with `PINNED_KERNELS`."""
+    return all(os.environ.get(name) == value for name, value in PINNED_KERNELS.items())
 
 
 def pack(data: bytes) -> bytes:
@@ -79,11 +88,11 @@ def build_document() -> bytes:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command (see the module docstring); returns its exit status. Outside `PINNED_BLAS` it runs itself in a
+    """The command (see the module docstring); returns its exit status. Outside `PINNED_KERNELS` it runs itself in a
     child process with it, whose output goes to this process's standard output and error."""
-    if not blas_pinned():
+    if not kernels_pinned():
         command = [sys.executable, "-m", "agentgov.ml.guard.train", *(sys.argv[1:] if argv is None else argv)]
-        return subprocess.run(command, env={**os.environ, **PINNED_BLAS}, check=False).returncode
+        return subprocess.run(command, env={**os.environ, **PINNED_KERNELS}, check=False).returncode
     parser = argparse.ArgumentParser(prog="python -m agentgov.ml.guard.train", description=__doc__.split("\n")[0])
     parser.add_argument(
         "--data",
