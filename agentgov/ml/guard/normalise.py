@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import dataclasses
 import re
-import string
 import unicodedata
 import urllib.parse
 
@@ -352,32 +352,14 @@ def _rot13_stretches(sample: str) -> str:
     times as many as before); else the stretches of it (between line breaks, colons and quotation marks) that do,
     joined by line breaks; else "". A payload written in rot13 after an English request to decode it reads as
     English only on its own."""
-    rotated = _rot13(sample)
+    rotated = codecs.encode(sample, "rot13")
     if _rot13_reads(sample, rotated):
         return rotated
     stretches = [part for part in _STRETCH_BREAK.split(sample) if len(part) >= 12]
     if len(stretches) < 2:
         return ""
-    decoded = [plain for part in stretches if _rot13_reads(part, plain := _rot13(part))]
+    decoded = [plain for part in stretches if _rot13_reads(part, plain := codecs.encode(part, "rot13"))]
     return "\n".join(decoded)
-
-
-_ROT13 = str.maketrans(
-    string.ascii_letters,
-    string.ascii_lowercase[13:]
-    + string.ascii_lowercase[:13]
-    + string.ascii_uppercase[13:]
-    + string.ascii_uppercase[:13],
-)
-_ASCII_LETTERS = re.compile("[A-Za-z]+")
-
-
-def _rot13(text: str) -> str:
-    """`codecs.encode(text, "rot13")`: each ASCII letter moved 13 places. A text with other characters is
-    translated run of ASCII letters by run (a translation of such text looks every character up)."""
-    if text.isascii():
-        return text.translate(_ROT13)
-    return _ASCII_LETTERS.sub(lambda run: run.group(0).translate(_ROT13), text)
 
 
 #: A backslash escape of a letter ("\\n"): left out when counting words, as rot13 turns every escaped line break
