@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentgov.ml.guard import patterns, rules
+from agentgov.ml.guard import casefold, patterns, rules
 from agentgov.ml.guard.base import base_examples
 from agentgov.ml.guard.normalise import normalise
 from agentgov.ml.guard.rules import RULES, match_rules, scan
@@ -634,6 +634,22 @@ def test_the_trigger_shortcut_changes_no_answer(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(rules, "_candidates", lambda text, folded, english_only=False: RULES)
     assert [scan(text) for text in texts] == fast
     assert sum(bool(found.hits) for found in fast) > 500 and len(module_texts) > 40
+
+
+def test_one_pass_finds_every_trigger_in_a_text() -> None:
+    """The trigger automaton announces exactly the rules whose triggers a text holds, as looking for each trigger in
+    turn does: on the base data and the rules' own texts, folded and with their runs of white space as one space,
+    and on a text holding every trigger at once."""
+    texts = [example.text for example in base_examples()] + rule_test_texts()
+    texts.append(" | ".join(trigger for trigger, _ in rules._TRIGGER_RULES))
+    for text in texts:
+        words = " ".join(casefold.fold(normalise(text).text).split())
+        one_by_one = {number for trigger, number in rules._TRIGGER_RULES if trigger in words}
+        in_one_pass = {number for trigger, number in rules._CHARACTER_TRIGGERS if trigger in words}
+        for _, numbers in rules._TRIGGER_AUTOMATON.iter(words):
+            in_one_pass |= numbers
+        assert in_one_pass == one_by_one, text
+    assert len(one_by_one) == len({number for _, number in rules._TRIGGER_RULES})  # the last text holds them all
 
 
 @pytest.mark.parametrize(

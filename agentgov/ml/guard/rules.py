@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any
+
+import ahocorasick
 
 from agentgov.ml.guard.addressing import addresses_the_model, negated
 from agentgov.ml.guard.casefold import fold
@@ -104,8 +107,28 @@ def _spans(rule: Rule, text: str, folded: str) -> list[tuple[int, int]]:
     return [found.span() for found in rule.pattern.finditer(text)]
 
 
-#: Every (trigger, rule number) pair, so that one pass over them finds the rules a text can match.
+#: Every (trigger, rule number) pair.
 _TRIGGER_RULES = tuple((trigger, number) for number, rule in enumerate(RULES) for trigger in rule.triggers)
+#: The one-character triggers (white space that a pattern needs), looked for one by one: they are in every text.
+_CHARACTER_TRIGGERS = tuple((trigger, number) for trigger, number in _TRIGGER_RULES if len(trigger) <= 1)
+
+
+def _trigger_automaton() -> Any:
+    """An Aho-Corasick automaton of the longer triggers, each giving the rule numbers it announces: one pass over a
+    text finds every trigger in it, where looking for each of some 260 strings in turn took ten times as long."""
+    rules_of: dict[str, set[int]] = {}
+    for trigger, number in _TRIGGER_RULES:
+        if len(trigger) > 1:
+            rules_of.setdefault(trigger, set()).add(number)
+    automaton = ahocorasick.Automaton()
+    for trigger, numbers in rules_of.items():
+        automaton.add_word(trigger, frozenset(numbers))
+    automaton.make_automaton()
+    return automaton
+
+
+#: Read only after it is made, so threads may search it at once.
+_TRIGGER_AUTOMATON = _trigger_automaton()
 #: The rules written with letters of other scripts, which their triggers announce in ASCII text only: the rules
 #: written for other languages (`languages.py`).
 _ANY_SCRIPT = frozenset(number for number, rule in enumerate(RULES) if rule.any_script)
@@ -118,7 +141,9 @@ def _candidates(text: str, folded: str, *, english_only: bool = False) -> list[R
     `precheck`, if any, the folded text passes. With `english_only`, none of the rules written for other
     languages (`_ANY_SCRIPT`)."""
     words = " ".join(folded.split())
-    possible = {number for trigger, number in _TRIGGER_RULES if trigger in words}
+    possible = {number for trigger, number in _CHARACTER_TRIGGERS if trigger in words}
+    for _, numbers in _TRIGGER_AUTOMATON.iter(words):
+        possible |= numbers
     if english_only:
         possible -= _ANY_SCRIPT
     elif not text.isascii():
