@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import re
 
+from agentgov.ml.guard.openings import group_end, share_openings
+
 #: Characters `re.IGNORECASE` holds equal beyond their lower case (CPython's `re._casefix`), one class per
 #: string; the first is the representative. A combining mark is not folded into a letter (`\w` and `\b` would
 #: read it differently): U+0345 stays itself.
@@ -102,20 +104,9 @@ def fold_pattern(pattern: str) -> str:
 
 
 def compile_folded(pattern: str) -> re.Pattern[str]:
-    """`fold_pattern(pattern)`, compiled to run case-sensitively on folded text."""
-    return re.compile(fold_pattern(pattern))
-
-
-def _class_end(pattern: str, start: int) -> int:
-    """The position just after the character class that opens at `start` (a `[`)."""
-    position = start + 1
-    if pattern[position : position + 1] == "^":
-        position += 1
-    if pattern[position : position + 1] == "]":  # a leading "]" is a member
-        position += 1
-    while position < len(pattern) and pattern[position] != "]":
-        position += 2 if pattern[position] == "\\" else 1
-    return position + 1
+    """`fold_pattern(pattern)`, compiled to run case-sensitively on folded text, its alternatives that open with
+    the same word-start assertion sharing it (`openings.share_openings`: the same matches, found faster)."""
+    return re.compile(share_openings(fold_pattern(pattern)))
 
 
 def case_sensitive_groups(pattern: str) -> list[str]:
@@ -123,21 +114,9 @@ def case_sensitive_groups(pattern: str) -> list[str]:
     groups = []
     start = pattern.find("(?-i:")
     while start >= 0:
-        depth, position = 0, start
-        while position < len(pattern):
-            char = pattern[position]
-            if char == "\\":
-                position += 2
-                continue
-            if char == "[":
-                position = _class_end(pattern, position)
-                continue
-            depth += (char == "(") - (char == ")")
-            if depth == 0:
-                break
-            position += 1
-        groups.append(pattern[start : position + 1])
-        start = pattern.find("(?-i:", position + 1)
+        end = group_end(pattern, start)
+        groups.append(pattern[start : end + 1])
+        start = pattern.find("(?-i:", end + 1)
     return groups
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from agentgov.ml.guard import languages
 from agentgov.ml.guard.casefold import compile_folded, foldable, relaxed_pattern
+from agentgov.ml.guard.openings import share_openings
 
 CATEGORIES = ("injection", "jailbreak", "leakage")
 
@@ -73,7 +74,7 @@ def _rule(
         precheck,
         addressed,
         folded,
-        re.compile(relaxed) if relaxed is not None else None,
+        re.compile(share_openings(relaxed)) if relaxed is not None else None,
     )
 
 
