@@ -13,7 +13,7 @@ module whose cheap test, if any, it passes).
 
 from __future__ import annotations
 
-from agentgov.ml.guard.casefold import compile_folded
+from agentgov.ml.guard.stems import Stems
 
 _S = r"[^.\n!?]{0,40}?"  # a short stretch within one sentence
 
@@ -324,44 +324,42 @@ UNRESTRICTED_PERSONA = (
     r"|\bontwikkelaarsmodus\s+(?:is\s+)?(?:ingeschakeld|geactiveerd))"
 )
 
-_PERSONA_STEM = compile_folded(
-    r"你|您|模式|あなた|モード|制限|制約|ルール|ガイドライン|拒绝|拒絕|警告|免责|免責|忽略|无视|無視|忽视|忽視|抛|拋|打破|绕过|繞過|突破|道德|伦理|倫理|検閲|フィルター"
-    r"|제한|제약|검열|필터|규칙|윤리|도덕|모드"
-    r"|摆脱|擺脫|违背|違背|ты|вы|тебя|вас|отвеча|говори|пиши|действу|освобод|свобод|игнор|забудь|отбрось|обойди|нарушь|DAN|AIM"
-    r"|аморальн|нецензурн|нефильтрованн|режим|du\s|ignorier|missacht|vergiss|Entwicklermodus|tu\s|ignore|mode|eres|ya\s+no"
-    r"|no\s+tienes|modo|sei|non\s+sei|modalit|voc|je\s+bent|ontwikkelaarsmodus",
+_PERSONA_STEMS = Stems(
+    "你|您|模式|あなた|モード|制限|制約|ルール|ガイドライン|拒绝|拒絕|警告|免责|免責|忽略|无视|無視|忽视|忽視|抛|拋|打破",
+    "绕过|繞過|突破|道德|伦理|倫理|検閲|フィルター|제한|제약|검열|필터|규칙|윤리|도덕|모드|摆脱|擺脫|违背|違背",
+    "ты|вы|тебя|вас|отвеча|говори|пиши|действу|освобод|свобод|игнор|забудь|отбрось|обойди|нарушь|DAN|AIM",
+    "аморальн|нецензурн|нефильтрованн|режим|du |ignorier|missacht|vergiss|Entwicklermodus|tu |ignore|mode|eres",
+    "ya no|no tienes|modo|sei|non sei|modalit|voc|je bent|ontwikkelaarsmodus",
 )
 
 
-def may_name_unrestricted_persona(folded: str) -> bool:
-    """A cheap necessary test for `UNRESTRICTED_PERSONA` on folded text (`casefold.fold`) of any script: every
-    match holds one of these stems."""
-    return _PERSONA_STEM.search(folded) is not None
+def may_name_unrestricted_persona(words: str) -> bool:
+    """A cheap necessary test for `UNRESTRICTED_PERSONA` on folded text (`casefold.fold`) of any script, its runs of
+    white space as one space: every match holds one of these stems."""
+    return _PERSONA_STEMS.any_in(words)
 
 
-_PROMPT_STEM = compile_folded(
-    r"prompt|anweisung|instruc|istruz|instru|stand|steht|промпт|инструкци|указани|директив|сообщени|команд|правил"
-    r"|ограничени|контекст|настро|диалог|提示|指令|消息|设定|設定|プロンプト|指示|프롬프트|지시|지침|명령|메시지",
+_PROMPT_STEMS = Stems(
+    "prompt|anweisung|instruc|istruz|instru|stand|steht|промпт|инструкци|указани|директив|сообщени|команд|правил",
+    "ограничени|контекст|настро|диалог|提示|指令|消息|设定|設定|プロンプト|指示|프롬프트|지시|지침|명령|메시지",
 )
 
 
-_IGNORE_STEM = compile_folded(
-    "|".join(_IGNORE_LATIN) + "|忽略|忘记|忘掉|无视|不要回答|無視|忘れ|игнор|забуд|инструкц|указани|무시|잊",
-)
+_IGNORE_STEMS = Stems(*_IGNORE_LATIN, "忽略|忘记|忘掉|无视|不要回答|無視|忘れ|игнор|забуд|инструкц|указани|무시|잊")
 
 
-def may_ignore_instructions(folded: str) -> bool:
-    """A cheap necessary test for `IGNORE_INSTRUCTIONS` on folded text (`casefold.fold`) of any script (every
-    match holds one of these stems): the pattern tries its branches at every word, which doubled its cost on text
-    outside ASCII."""
-    return _IGNORE_STEM.search(folded) is not None
+def may_ignore_instructions(words: str) -> bool:
+    """A cheap necessary test for `IGNORE_INSTRUCTIONS` on folded text (`casefold.fold`) of any script, its runs of
+    white space as one space (every match holds one of these stems): the pattern tries its branches at every
+    word, which doubled its cost on text outside ASCII."""
+    return _IGNORE_STEMS.any_in(words)
 
 
-def may_reveal_prompt(folded: str) -> bool:
+def may_reveal_prompt(words: str) -> bool:
     """A cheap necessary test for `REVEAL_PROMPT` (every match names the prompt, what it holds, or stood/steht), run
-    on folded text (`casefold.fold`) of any script: the pattern tries a verb at every word, which costs about 0.1 s
-    per 50,000 characters."""
-    return _PROMPT_STEM.search(folded) is not None
+    on folded text (`casefold.fold`) of any script, its runs of white space as one space: the pattern tries a verb
+    at every word, which costs about 0.1 s per 50,000 characters."""
+    return _PROMPT_STEMS.any_in(words)
 
 
 #: Per rule, lower-case strings of which every ASCII match holds at least one (see the module docstring).

@@ -33,8 +33,8 @@ class Rule:
     #: (`scan`; a test holds the shortcut equal to running every pattern). A pattern written in ASCII is
     #: announced by its triggers in a text of any script; one with letters of other scripts, in ASCII text only.
     triggers: tuple[str, ...]
-    #: A cheaper test every matching text passes, run on the folded text (`casefold.fold`), for a rule no trigger
-    #: string can announce (any text).
+    #: A cheaper test every matching text passes, run on the folded text (`casefold.fold`) with its runs of white
+    #: space written as one space, for a rule no trigger string can announce (any text).
     precheck: Callable[[str], bool] | None = None
     #: Whether a match counts only where its sentence speaks to the model ("you have been jailbroken"): the
     #: name of a technique in a sentence that addresses no one ("the Do Anything Now prompt was patched") is
@@ -97,9 +97,9 @@ def _repeats_a_unit(text: str) -> bool:
     return False
 
 
-def _names_a_mode(folded: str) -> bool:
+def _names_a_mode(words: str) -> bool:
     """A necessary test for `privileged_mode`, on folded text."""
-    return "mode" in folded
+    return "mode" in words
 
 
 def _any_of(triggers: str) -> tuple[str, ...]:

@@ -138,7 +138,7 @@ def _candidates(text: str, folded: str, *, english_only: bool = False) -> list[R
     """The rules that can match `text` (`folded`: `casefold.fold(text)`): those with a trigger in the folded
     text with its runs of white space written as one space (a pattern's `\\s+` between two words), and, for a
     text that is not ASCII, every rule written with letters of other scripts; of these, only those whose
-    `precheck`, if any, the folded text passes. With `english_only`, none of the rules written for other
+    `precheck`, if any, that text passes. With `english_only`, none of the rules written for other
     languages (`_ANY_SCRIPT`)."""
     words = " ".join(folded.split())
     possible = {number for trigger, number in _CHARACTER_TRIGGERS if trigger in words}
@@ -151,7 +151,7 @@ def _candidates(text: str, folded: str, *, english_only: bool = False) -> list[R
     return [
         rule
         for number, rule in enumerate(RULES)
-        if number in possible and (rule.precheck is None or rule.precheck(folded))
+        if number in possible and (rule.precheck is None or rule.precheck(words))
     ]
 
 
