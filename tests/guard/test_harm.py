@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from agentgov.ml.guard import harm as harm_module
-from agentgov.ml.guard.base import default_document, default_model
+from agentgov.ml.guard.base import base_examples, default_document, default_model
+from agentgov.ml.guard.casefold import fold
 from agentgov.ml.guard.encoding import unit_weights
 from agentgov.ml.guard.fit import Example, GuardParams, choose_cut, fit
 from agentgov.ml.guard.harm import (
@@ -476,3 +477,16 @@ def test_the_shipped_cut_and_its_held_out_false_positive_rate() -> None:
     assert document["params"]["harm_fpr"] == 0.005
     assert 0.5 <= document["model"]["harm"]["cut"] < 0.99
     assert document["metrics"]["held_out"]["false_positive_rate"] <= 0.02
+
+
+def test_the_folded_frame_pattern_finds_what_the_frame_pattern_finds_ignoring_case() -> None:
+    """`frame` runs `FRAME` folded on folded text (`casefold`): the same spans as `FRAME` ignoring case on the text,
+    on the base data written as it is, in capitals and with a letter of another script before each text."""
+    texts = [example.text for example in base_examples()]
+    texts += [text.upper() for text in texts[::4]] + ["\u00e9\u0130\u017f " + text for text in texts[::4]]
+    found = 0
+    for text in texts:
+        spans = [m.span() for m in harm_module.FRAME.finditer(text)]
+        assert [m.span() for m in harm_module._FRAME_FOLDED.finditer(fold(text))] == spans, text
+        found += bool(spans)
+    assert found > 100

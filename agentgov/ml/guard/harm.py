@@ -47,6 +47,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from sklearn.linear_model import LogisticRegression
 
+from agentgov.ml.guard.casefold import fold, fold_pattern
 from agentgov.ml.guard.encoding import (
     as_stored,
     inverse_document_frequency,
@@ -155,16 +156,15 @@ FRAME = re.compile(
     )\b""",
     re.IGNORECASE | re.VERBOSE,
 )
-#: `FRAME` for lower-cased ASCII text: a case-sensitive pattern runs about four times as fast, and lower-casing
-#: ASCII keeps every position.
-_FRAME_LOWER = re.compile(FRAME.pattern, re.VERBOSE)
+#: `FRAME` for folded text (`casefold`: the same matches at the same spans): a case-sensitive pattern runs about
+#: three times as fast.
+_FRAME_FOLDED = re.compile(fold_pattern(FRAME.pattern), re.VERBOSE)
 
 
 def frame(text: str, reported: Sequence[tuple[int, int]] = ()) -> str | None:
     """The first jailbreak frame `text` speaks, as a short fragment: a `FRAME` phrase outside every `reported`
     stretch (a quotation or a mention: `rules.scan`); `None` when there is none. Linear in the text."""
-    found_all = _FRAME_LOWER.finditer(text.lower()) if text.isascii() else FRAME.finditer(text)
-    for found in found_all:
+    for found in _FRAME_FOLDED.finditer(fold(text)):
         start, end = found.span()
         if not any(a <= start and end <= b for a, b in reported):
             return " ".join(text[start:end].split())[:_FRAGMENT]
