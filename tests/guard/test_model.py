@@ -13,20 +13,11 @@ import pytest
 import scipy.sparse as sp
 
 from agentgov.detection.guard_memory import RECENT_CHARS, RECENT_TTL, GuardCounters, RecentValidations
-from agentgov.ml.guard import encoding, train
-from agentgov.ml.guard import model as guard_model
+from agentgov.ml.guard import encoding, features, train
 from agentgov.ml.guard.base import default_document, default_model, parse_rows
+from agentgov.ml.guard.features import _CHAR, _WORD, bucket_counts, char_wb_grams, count_features, word_grams
 from agentgov.ml.guard.fit import Example, GuardParams, choose_threshold, fit
-from agentgov.ml.guard.model import (
-    _CHAR,
-    _WORD,
-    CHUNK_CHARS,
-    GuardModel,
-    bucket_counts,
-    char_wb_grams,
-    chunks,
-    count_features,
-)
+from agentgov.ml.guard.model import CHUNK_CHARS, GuardModel, chunks
 from agentgov.ml.guard.normalise import normalise
 from agentgov.ml.guard.rules import match_rules
 
@@ -52,6 +43,7 @@ EDGE_TEXTS = [
 def test_hashing_of_one_text_equals_the_vectoriser() -> None:
     for text in [*TEXTS, *EDGE_TEXTS]:
         assert char_wb_grams(text) == _CHAR.build_analyzer()(text)
+        assert word_grams(text) == _WORD.build_analyzer()(text)
         row = sp.hstack([_CHAR.transform([text]), _WORD.transform([text])], format="csr")
         row.sum_duplicates()
         for _ in range(2):  # hashed, then remembered
@@ -62,8 +54,8 @@ def test_hashing_of_one_text_equals_the_vectoriser() -> None:
 
 def test_remembered_grams_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     memory: dict[str, int] = {}
-    monkeypatch.setattr(guard_model, "_CHAR_COLUMNS", memory)
-    monkeypatch.setattr(guard_model, "_WORD_CHAR_COLUMNS", {})
+    monkeypatch.setattr(features, "_CHAR_COLUMNS", memory)
+    monkeypatch.setattr(features, "_WORD_CHAR_COLUMNS", {})
     monkeypatch.setattr(encoding, "MAX_REMEMBERED_GRAMS", 50)
     short, long = "tiny words", "a longer text with many more distinct character grams than fit"
     expected = bucket_counts(long)[0].tolist()
@@ -75,10 +67,10 @@ def test_remembered_grams_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_remembered_words_stay_bounded_and_long_words_are_never_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    words: dict[str, tuple[int, ...]] = {}
-    monkeypatch.setattr(guard_model, "_WORD_CHAR_COLUMNS", words)
-    monkeypatch.setattr(guard_model, "MAX_REMEMBERED_WORDS", 4)
-    long_word = "y" * (guard_model.MAX_REMEMBERED_WORD_CHARS + 1)
+    words: dict[str, np.ndarray] = {}
+    monkeypatch.setattr(features, "_WORD_CHAR_COLUMNS", words)
+    monkeypatch.setattr(features, "MAX_REMEMBERED_WORDS", 4)
+    long_word = "y" * (features.MAX_REMEMBERED_WORD_CHARS + 1)
     text = f"one two two {long_word} three"
     expected = bucket_counts(text)
     assert set(words) == {"one", "two", "three"}  # the long word is looked up each time, never kept

@@ -12,7 +12,8 @@ import pytest
 
 from agentgov.ml.guard.base import default_model
 from agentgov.ml.guard.encoding import BUCKETS
-from agentgov.ml.guard.model import GuardModel, count_features
+from agentgov.ml.guard.features import count_features
+from agentgov.ml.guard.model import GuardModel
 from agentgov.ml.guard.normalise import normalise
 from agentgov.ml.guard.rules import match_rules
 from agentgov.ml.guard.style import MASKED, StyleModel, fit_style, gram_columns, tokens, vocabulary

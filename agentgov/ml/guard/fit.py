@@ -37,8 +37,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
 from agentgov.ml.guard.encoding import as_stored, inverse_document_frequency
+from agentgov.ml.guard.features import RULE_NAMES, Counts, count_features, weigh
 from agentgov.ml.guard.harm import HarmModel, fit_harm, frame, template_requests
-from agentgov.ml.guard.model import RULE_NAMES, Counts, GuardModel, count_features, weigh
+from agentgov.ml.guard.model import GuardModel
 from agentgov.ml.guard.normalise import normalise
 from agentgov.ml.guard.rules import CATEGORIES, scan
 from agentgov.ml.guard.speech import spoken

@@ -1,9 +1,9 @@
 """The guard's learned classifier and how a text is judged with it.
 
-Features of a (normalised) text: hashed character 2-5-grams within word boundaries and hashed word 1-2-grams
-(`BUCKETS` each; hashing needs no vocabulary, so the model is a few arrays), each block weighted by sublinear
-term frequency times inverse document frequency and scaled to unit length, plus one indicator per explainable
-rule that matched. Two linear models read them: `attack` (the probability that the text is an attack of any
+Features of a (normalised) text (`features.py`): hashed character 2-5-grams within word boundaries and hashed
+word 1-2-grams (`BUCKETS` each; hashing needs no vocabulary, so the model is a few arrays), each block weighted by
+sublinear term frequency times inverse document frequency and scaled to unit length, plus one indicator per
+explainable rule that matched. Two linear models read them: `attack` (the probability that the text is an attack of any
 kind) and `category` (which kind, given an attack: injection, jailbreak, leakage). A model of format 2 also
 holds a `StyleModel` (`style.py`: the text with its content words masked), whose log-odds are mixed into the
 attack's by the style model's `weight`; a model of format 1 (stored before) is read without one. A model of
@@ -38,8 +38,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.feature_extraction.text import HashingVectorizer
 
 from agentgov.ml.guard.answer_form import form_spans
 from agentgov.ml.guard.assessment import Assessment, HarmFinding
@@ -47,27 +45,24 @@ from agentgov.ml.guard.data_text import data_words
 from agentgov.ml.guard.encoding import (
     BUCKETS,
     hash_grams,
-    hashed_columns,
     pack_array,
     unit_weights,
     unpack_array,
-    weigh_block,
 )
+from agentgov.ml.guard.features import RULE_NAMES, Counts, bucket_counts, rule_value, weigh, word_grams
 from agentgov.ml.guard.gloss import Gloss, gloss
 from agentgov.ml.guard.harm import HarmModel, frame
 from agentgov.ml.guard.normalise import normalise, without_links
 from agentgov.ml.guard.rules import (
     CATEGORIES,
     QUOTED_FACTOR,
-    RULES,
     RuleHit,
     Scan,
     hidden_text_hit,
-    match_rules,
     scan,
 )
 from agentgov.ml.guard.speech import spoken
-from agentgov.ml.guard.style import StyleModel, tokens
+from agentgov.ml.guard.style import StyleModel
 from agentgov.ml.guard.terms import finding as terms_finding
 
 FORMAT = "agentgov.guard/6"  # its style reading reads no symbols; a harm reading (if any) reads windows
@@ -90,7 +85,6 @@ _DROPS_LINKS = (_FORMAT_WITHOUT_HARM, _FORMAT_FRAMED_HARM, _FORMAT_WINDOWED_HARM
 _FORMAT_WITH_LINKS = {False: "agentgov.guard/1", True: "agentgov.guard/2"}
 CHUNK_CHARS = 4000
 CHUNK_OVERLAP = 400
-RULE_NAMES = tuple(rule.name for rule in RULES)
 MIN_OWN_CHARS = 40
 MIN_OWN_SHARE = 0.3
 MIN_CHARS_BESIDE_FORM = 10  # a text's characters besides its form sentences, at least, for them to be left out
@@ -98,141 +92,6 @@ MIN_CHARS_BESIDE_FORM = 10  # a text's characters besides its form sentences, at
 #: a quoted rule hit, and the classifier and the harm reading of an operator's text).
 BELOW_THRESHOLD = 0.99
 GLOSS_STYLE_CHARS = 8_000  # of a gloss, read for the style of the text it glosses (`GuardModel.style_of`)
-
-_CHAR = HashingVectorizer(
-    analyzer="char_wb", ngram_range=(2, 5), n_features=BUCKETS, alternate_sign=False, norm=None, dtype=np.float64
-)
-_WORD = HashingVectorizer(
-    analyzer="word",
-    ngram_range=(1, 2),
-    n_features=BUCKETS,
-    alternate_sign=False,
-    norm=None,
-    token_pattern=r"(?u)\b\w+\b",
-    dtype=np.float64,
-)
-_CHAR_GRAMS = _CHAR.build_analyzer()
-_WORD_GRAMS = _WORD.build_analyzer()
-_NO_BUCKETS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-
-
-_CHAR_COLUMNS: dict[str, int] = {}
-_WORD_COLUMNS: dict[str, int] = {}
-#: Words (of at most `MAX_REMEMBERED_WORD_CHARS`) whose character n-grams' columns are remembered whole, so a
-#: word seen before costs one lookup instead of cutting and looking up its grams (a few MB at most).
-MAX_REMEMBERED_WORDS = 20_000
-MAX_REMEMBERED_WORD_CHARS = 40
-_WORD_CHAR_COLUMNS: dict[str, tuple[int, ...]] = {}
-
-
-def _grams_of_word(word: str) -> list[str]:
-    """The character 2-5-grams of one lower-cased word, padded with a space on each side (`char_wb`)."""
-    padded = f" {word} "
-    size = len(padded)
-    grams: list[str] = []
-    for n in range(2, 6):
-        if n >= size:  # a short word counts once, whole
-            grams.append(padded)
-            break
-        grams.extend([padded[i : i + n] for i in range(size - n + 1)])
-    return grams
-
-
-def char_wb_grams(text: str) -> list[str]:
-    """The character 2-5-grams within word boundaries of `text`, exactly as `_CHAR_GRAMS` (sklearn's `char_wb`
-    analyzer, lower-casing included) makes them, in the same order, at about half the cost."""
-    return [gram for word in text.lower().split() for gram in _grams_of_word(word)]
-
-
-def _char_columns(text: str) -> list[int]:
-    """The columns of `char_wb_grams(text)` (as a multiset: grouped by word), remembered per word; the grams
-    of the words not remembered are cut and looked up in one call."""
-    words = text.lower().split()
-    memory = _WORD_CHAR_COLUMNS
-    learned: dict[str, tuple[int, ...]] = {}
-    unknown = [word for word in dict.fromkeys(words) if word not in memory]
-    if unknown:
-        grams_of = [_grams_of_word(word) for word in unknown]
-        flat = hashed_columns([gram for grams in grams_of for gram in grams], _CHAR_COLUMNS)
-        start = 0
-        for word, grams in zip(unknown, grams_of, strict=True):
-            learned[word] = tuple(flat[start : start + len(grams)])
-            start += len(grams)
-        keep = {word: cols for word, cols in learned.items() if len(word) <= MAX_REMEMBERED_WORD_CHARS}
-        if keep and len(memory) + len(keep) <= MAX_REMEMBERED_WORDS:
-            memory.update(keep)  # atomic, as above
-    columns: list[int] = []
-    for word in words:
-        known = memory.get(word)
-        columns.extend(known if known is not None else learned[word])
-    return columns
-
-
-def bucket_counts(text: str) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted columns, counts) of one normalised text's hashed n-grams: character n-grams in columns
-    0..BUCKETS-1, word n-grams in BUCKETS..2*BUCKETS-1 — its row of `count_features` without building a
-    matrix (the same hashing as `HashingVectorizer`; a test holds the two equal)."""
-    columns = _char_columns(text)
-    columns.extend(column + BUCKETS for column in hashed_columns(_WORD_GRAMS(text), _WORD_COLUMNS))
-    if not columns:
-        return _NO_BUCKETS
-    buckets, counts = np.unique(np.array(columns, dtype=np.int64), return_counts=True)
-    return buckets, counts
-
-
-@dataclasses.dataclass(frozen=True)
-class Counts:
-    """The raw features of some texts: hashed n-gram counts (two blocks), rule indicators, and the tokens the
-    style model reads (`style.tokens`)."""
-
-    chars: sp.csr_matrix
-    words: sp.csr_matrix
-    rules: np.ndarray  # (texts, len(RULE_NAMES)) of 0/1
-    tokens: tuple[tuple[str, ...], ...]
-
-    def rows(self, index: np.ndarray) -> Counts:
-        """The rows a boolean mask selects."""
-        positions = np.flatnonzero(index)
-        picked = tuple(self.tokens[k] for k in positions)
-        return Counts(self.chars[positions], self.words[positions], self.rules[positions], picked)
-
-
-def count_features(
-    texts: Sequence[str],
-    hits: Sequence[Sequence[RuleHit]] | None = None,
-    *,
-    drop_links: bool = True,
-    style_symbols: bool = False,
-) -> Counts:
-    """Hashed n-gram counts and rule indicators of normalised texts (`hits`: their rule hits, if known). The
-    rules read each text whole; the n-grams and tokens are of `without_links(text)` unless `drop_links` is
-    false (the view of models of formats 1 and 2); the tokens read symbols with `style_symbols` (formats 1 to
-    5, `StyleModel.symbols`)."""
-    if hits is None:
-        hits = [match_rules(text) for text in texts]
-    if drop_links:
-        texts = [without_links(text) for text in texts]
-    rules = np.zeros((len(texts), len(RULE_NAMES)))
-    for row, found in enumerate(hits):
-        for hit in found:
-            rules[row, RULE_NAMES.index(hit.rule)] = rule_value(hit)
-    return Counts(
-        _CHAR.transform(texts).tocsr(),
-        _WORD.transform(texts).tocsr(),
-        rules,
-        tuple(tokens(text, symbols=style_symbols) for text in texts),
-    )
-
-
-def rule_value(hit: RuleHit) -> float:
-    """A rule's feature: 1 for a match, `QUOTED_FACTOR` for a quoted one."""
-    return QUOTED_FACTOR if hit.quoted else 1.0
-
-
-def weigh(counts: Counts, char_idf: np.ndarray, word_idf: np.ndarray) -> sp.csr_matrix:
-    """The model's input: each block log-scaled, idf-weighted and of unit length, then the rule indicators."""
-    blocks = [weigh_block(counts.chars, char_idf), weigh_block(counts.words, word_idf), sp.csr_matrix(counts.rules)]
-    return sp.hstack(blocks, format="csr")
 
 
 def chunks(text: str) -> list[str]:
@@ -474,7 +333,7 @@ class GuardModel:
         """The words of `text` whose own feature (the word alone) weighs most towards "attack" in the model,
         strongest first; only words that weigh towards it. An explanation, not the whole of the score: the
         character n-grams and word pairs count too."""
-        words = sorted({gram for gram in _WORD_GRAMS(self.view(text)) if " " not in gram})
+        words = sorted({gram for gram in word_grams(self.view(text)) if " " not in gram})
         if not words:
             return ()
         indices = np.array(hash_grams(words), dtype=np.int64)

@@ -1,0 +1,179 @@
+"""What the guard's classifier reads of a normalised text: its features, one text at a time or many.
+
+- Hashed character 2-5-grams within word boundaries and hashed word 1-2-grams (`BUCKETS` columns each, the
+  hashing of scikit-learn's `HashingVectorizer`, so that a model is a few arrays and needs no vocabulary), and one
+  indicator per rule (`RULE_NAMES`; `rule_value`: 1 for a match, `QUOTED_FACTOR` for a quoted one).
+- `count_features(texts)`: the counts of many texts (`Counts`), as a model is fitted; `weigh` turns them into the
+  model's input (sublinear tf·idf, each block of unit length, then the rule indicators).
+- `bucket_counts(text)`: one text's non-zero columns and counts, as a text is judged, at a fraction of the cost
+  (per-word and per-gram memories; `char_wb_grams` and `word_grams` make the vectoriser's grams; tests hold the
+  two paths equal).
+
+Pure; the memories are only ever extended by one `dict.update` (atomic), so threads may share them, and hold
+read-only arrays.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.feature_extraction.text import HashingVectorizer
+
+from agentgov.ml.guard.encoding import BUCKETS, hashed_columns, weigh_block
+from agentgov.ml.guard.normalise import without_links
+from agentgov.ml.guard.rules import QUOTED_FACTOR, RULES, RuleHit, match_rules
+from agentgov.ml.guard.style import tokens
+
+RULE_NAMES = tuple(rule.name for rule in RULES)
+
+_CHAR = HashingVectorizer(
+    analyzer="char_wb", ngram_range=(2, 5), n_features=BUCKETS, alternate_sign=False, norm=None, dtype=np.float64
+)
+_WORD = HashingVectorizer(
+    analyzer="word",
+    ngram_range=(1, 2),
+    n_features=BUCKETS,
+    alternate_sign=False,
+    norm=None,
+    token_pattern=r"(?u)\b\w+\b",
+    dtype=np.float64,
+)
+_CHAR_GRAMS = _CHAR.build_analyzer()
+_WORD_GRAMS = _WORD.build_analyzer()
+_NO_BUCKETS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+
+
+_CHAR_COLUMNS: dict[str, int] = {}
+_WORD_COLUMNS: dict[str, int] = {}
+#: Words (of at most `MAX_REMEMBERED_WORD_CHARS`) whose character n-grams' columns are remembered whole, so a
+#: word seen before costs one lookup instead of cutting and looking up its grams (a few MB at most).
+MAX_REMEMBERED_WORDS = 20_000
+MAX_REMEMBERED_WORD_CHARS = 40
+_WORD_CHAR_COLUMNS: dict[str, np.ndarray] = {}  # read-only arrays
+
+
+def _grams_of_word(word: str) -> list[str]:
+    """The character 2-5-grams of one lower-cased word, padded with a space on each side (`char_wb`)."""
+    padded = f" {word} "
+    size = len(padded)
+    grams: list[str] = []
+    for n in range(2, 6):
+        if n >= size:  # a short word counts once, whole
+            grams.append(padded)
+            break
+        grams.extend([padded[i : i + n] for i in range(size - n + 1)])
+    return grams
+
+
+def char_wb_grams(text: str) -> list[str]:
+    """The character 2-5-grams within word boundaries of `text`, exactly as `_CHAR_GRAMS` (sklearn's `char_wb`
+    analyzer, lower-casing included) makes them, in the same order, at about half the cost."""
+    return [gram for word in text.lower().split() for gram in _grams_of_word(word)]
+
+
+def _char_columns(text: str) -> list[np.ndarray]:
+    """The columns of `char_wb_grams(text)` (as a multiset), an array per word, remembered per word (read-only
+    arrays: joined by one `np.concatenate`, where a list of ints cost more to turn into an array than to build);
+    the grams of the words not remembered are cut and looked up in one call."""
+    words = text.lower().split()
+    memory = _WORD_CHAR_COLUMNS
+    learned: dict[str, np.ndarray] = {}
+    unknown = [word for word in dict.fromkeys(words) if word not in memory]
+    if unknown:
+        grams_of = [_grams_of_word(word) for word in unknown]
+        flat = np.array(hashed_columns([gram for grams in grams_of for gram in grams], _CHAR_COLUMNS), dtype=np.int64)
+        flat.flags.writeable = False
+        start = 0
+        for word, grams in zip(unknown, grams_of, strict=True):
+            learned[word] = flat[start : start + len(grams)]
+            start += len(grams)
+        keep = {word: cols.copy() for word, cols in learned.items() if len(word) <= MAX_REMEMBERED_WORD_CHARS}
+        for cols in keep.values():
+            cols.flags.writeable = False
+        if keep and len(memory) + len(keep) <= MAX_REMEMBERED_WORDS:
+            memory.update(keep)  # atomic, as above
+    return [known if (known := memory.get(word)) is not None else learned[word] for word in words]
+
+
+_TOKEN = re.compile(r"(?u)\b\w+\b")  # `_WORD`'s token pattern
+
+
+def word_grams(text: str) -> list[str]:
+    """The word 1- and 2-grams of `text`, exactly as `_WORD_GRAMS` (sklearn's `word` analyzer: lower-cased
+    tokens, then each pair joined by a space) makes them, in the same order, at about half the cost."""
+    tokens = _TOKEN.findall(text.lower())
+    return tokens + [f"{first} {second}" for first, second in itertools.pairwise(tokens)]
+
+
+def bucket_counts(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted columns, counts) of one normalised text's hashed n-grams: character n-grams in columns
+    0..BUCKETS-1, word n-grams in BUCKETS..2*BUCKETS-1 — its row of `count_features` without building a
+    matrix (the same hashing as `HashingVectorizer`; a test holds the two equal)."""
+    columns = _char_columns(text)
+    words = hashed_columns(word_grams(text), _WORD_COLUMNS)
+    if words:
+        columns.append(np.array(words, dtype=np.int64) + BUCKETS)
+    if not columns:
+        return _NO_BUCKETS
+    buckets, counts = np.unique(np.concatenate(columns), return_counts=True)
+    return buckets, counts
+
+
+@dataclasses.dataclass(frozen=True)
+class Counts:
+    """The raw features of some texts: hashed n-gram counts (two blocks), rule indicators, and the tokens the
+    style model reads (`style.tokens`)."""
+
+    chars: sp.csr_matrix
+    words: sp.csr_matrix
+    rules: np.ndarray  # (texts, len(RULE_NAMES)) of 0/1
+    tokens: tuple[tuple[str, ...], ...]
+
+    def rows(self, index: np.ndarray) -> Counts:
+        """The rows a boolean mask selects."""
+        positions = np.flatnonzero(index)
+        picked = tuple(self.tokens[k] for k in positions)
+        return Counts(self.chars[positions], self.words[positions], self.rules[positions], picked)
+
+
+def count_features(
+    texts: Sequence[str],
+    hits: Sequence[Sequence[RuleHit]] | None = None,
+    *,
+    drop_links: bool = True,
+    style_symbols: bool = False,
+) -> Counts:
+    """Hashed n-gram counts and rule indicators of normalised texts (`hits`: their rule hits, if known). The
+    rules read each text whole; the n-grams and tokens are of `without_links(text)` unless `drop_links` is
+    false (the view of models of formats 1 and 2); the tokens read symbols with `style_symbols` (formats 1 to
+    5, `StyleModel.symbols`)."""
+    if hits is None:
+        hits = [match_rules(text) for text in texts]
+    if drop_links:
+        texts = [without_links(text) for text in texts]
+    rules = np.zeros((len(texts), len(RULE_NAMES)))
+    for row, found in enumerate(hits):
+        for hit in found:
+            rules[row, RULE_NAMES.index(hit.rule)] = rule_value(hit)
+    return Counts(
+        _CHAR.transform(texts).tocsr(),
+        _WORD.transform(texts).tocsr(),
+        rules,
+        tuple(tokens(text, symbols=style_symbols) for text in texts),
+    )
+
+
+def rule_value(hit: RuleHit) -> float:
+    """A rule's feature: 1 for a match, `QUOTED_FACTOR` for a quoted one."""
+    return QUOTED_FACTOR if hit.quoted else 1.0
+
+
+def weigh(counts: Counts, char_idf: np.ndarray, word_idf: np.ndarray) -> sp.csr_matrix:
+    """The model's input: each block log-scaled, idf-weighted and of unit length, then the rule indicators."""
+    blocks = [weigh_block(counts.chars, char_idf), weigh_block(counts.words, word_idf), sp.csr_matrix(counts.rules)]
+    return sp.hstack(blocks, format="csr")
