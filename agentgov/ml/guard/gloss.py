@@ -54,6 +54,7 @@ _ENGLISH = frozenset(
     )
 )
 _WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?")
+_WORD_SPLIT = re.compile(f"({_WORD.pattern})")
 #: A letter of Chinese, Japanese or Korean (Hangul, kana, CJK ideographs): languages left unglossed.
 CJK_LETTER = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 #: Scripts that name a language (glossed: "ru") or a language left unglossed (None).
@@ -126,10 +127,12 @@ def glossaries() -> dict[str, Glossary]:
 def _script_language(text: str) -> tuple[bool, str | None]:
     """Whether the text is mostly in a script that names its language, and that language's code (None for one
     left unglossed)."""
-    letters = len(LETTER.findall(text))
-    if letters:
-        for language, pattern in _SCRIPTS:
-            if len(pattern.findall(text)) >= MIN_SCRIPT_SHARE * letters:
+    letters = None  # counted only when some script's letters are there (most texts hold none of them)
+    for language, pattern in _SCRIPTS:
+        in_script = len(pattern.findall(text))
+        if in_script:
+            letters = len(LETTER.findall(text)) if letters is None else letters
+            if in_script >= MIN_SCRIPT_SHARE * letters:
                 return True, language
     return False, None
 
@@ -170,7 +173,10 @@ def gloss(text: str) -> Gloss | None:
         glossary = _latin_language(words, known)
         if glossary is None:
             return None
-    english = _WORD.sub(lambda found: _english(found.group(), glossary), text)
+    parts = _WORD_SPLIT.split(text)  # the words at odd places, what lies between them at even places
+    words_in_english = {word: _english(word, glossary) for word in set(parts[1::2])}  # each word looked up once
+    parts[1::2] = [words_in_english[word] for word in parts[1::2]]
+    english = "".join(parts)
     if glossary.language not in _BY_SCRIPT:  # in ASCII, as the rules read English fastest (`rules.scan`)
         english = _as_ascii(english)
     return Gloss(glossary.language, glossary.name, english)

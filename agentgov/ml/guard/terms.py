@@ -83,8 +83,8 @@ def language(text: str) -> str | None:
     sample = text[:SCRIPT_SAMPLE_CHARS]
     if sample.isascii():
         return None
-    letters = len(LETTER.findall(sample))
-    if not letters or len(CJK_LETTER.findall(sample)) < MIN_SCRIPT_SHARE * letters:
+    cjk_letters = len(CJK_LETTER.findall(sample))  # most texts hold none: their letters are not counted
+    if not cjk_letters or cjk_letters < MIN_SCRIPT_SHARE * len(LETTER.findall(sample)):
         return None
     for name, script in _SCRIPTS:
         if script.search(sample):
