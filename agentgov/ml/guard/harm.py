@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 import re
 from collections import Counter
@@ -288,24 +289,26 @@ class HarmModel:
         if len(lowered) != len(text):  # a letter whose lower case is longer ("İ"): kept as it is, so that
             lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)  # positions stay the text's
         terms = self._terms
-        found = [
-            (terms.get(stem_of(word)), match.start(), match.end())
-            for match in _WORD.finditer(lowered)
-            if (word := match.group()) not in _LEFT_OUT
-        ]
-        if len(found) < MIN_CONTENT_WORDS:
+        words = _WORD.findall(lowered)
+        kept = [k for k, word in enumerate(words) if word not in _LEFT_OUT]  # the content words' places
+        if len(kept) < MIN_CONTENT_WORDS:
             return 0.0, ""
+        found = [terms.get(stem_of(words[k])) for k in kept]
         last = max(0, len(found) - self.window)
         starts = list(range(0, last + 1, max(1, self.window // 2)))
         if starts[-1] != last:  # the last window ends with the text
             starts.append(last)
-        best, span = 0.0, (0, 0)
+        best, best_start = 0.0, -1
         for start in starts:
-            window = found[start : start + self.window]
-            value = self._terms_probability([term for term, _, _ in window])
+            value = self._terms_probability(found[start : start + self.window])
             if value > best:
-                best, span = value, (window[0][1], window[-1][2])
-        return best, " ".join(text[span[0] : span[1]].split())[:_FRAGMENT]
+                best, best_start = value, start
+        if best_start < 0:
+            return best, ""
+        # the stretch from the window's first content word to its last: their matches, found again
+        first, final = kept[best_start], kept[min(best_start + self.window, len(kept)) - 1]
+        matches = list(itertools.islice(_WORD.finditer(lowered), first, final + 1))
+        return best, " ".join(text[matches[0].start() : matches[-1].end()].split())[:_FRAGMENT]
 
     def score(self, probability: float, threshold: float, framed: bool) -> float:
         """`probability` on the guard's score scale: `score_of` for a framed text; without a frame
