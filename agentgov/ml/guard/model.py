@@ -91,6 +91,9 @@ MIN_CHARS_BESIDE_FORM = 10  # a text's characters besides its form sentences, at
 #: The share of the threshold a reading that must not block on its own counts at most (`GuardModel.below_threshold`:
 #: a quoted rule hit, and the classifier and the harm reading of an operator's text).
 BELOW_THRESHOLD = 0.99
+#: What stands for a text's style reading: its log-odds (a text standing for it: `GuardModel.style_of`), None to
+#: read it, or one assessment's memory of the texts read so far and their log-odds (read, unless remembered).
+StyleSource = float | dict[str, float] | None
 GLOSS_STYLE_CHARS = 8_000  # of a gloss, read for the style of the text it glosses (`GuardModel.style_of`)
 
 
@@ -151,10 +154,11 @@ class GuardModel:
         share /= share.sum(axis=1, keepdims=True)
         return attack, share
 
-    def judge(self, text: str, hits: Sequence[RuleHit], style: float | None = None) -> tuple[float, np.ndarray]:
+    def judge(self, text: str, hits: Sequence[RuleHit], style: StyleSource = None) -> tuple[float, np.ndarray]:
         """`probabilities` of one normalised text with its rule hits, computed on its few non-zero features
         only (a fraction of a millisecond for a paragraph). `style`: the style reading's log-odds of a text that
-        stands for this one (`style_of`), or None to read this one's."""
+        stands for this one (`style_of`), or None (or one assessment's memory of the texts read) to read this
+        one's."""
         text = self.view(text)
         logits = self._content_logits(text, hits)
         attack_logit = float(logits[0])
@@ -163,7 +167,7 @@ class GuardModel:
         category = np.exp(logits[1:] - logits[1:].max())
         return _probability(attack_logit), category / category.sum()
 
-    def readings(self, text: str, hits: Sequence[RuleHit], style: float | None = None) -> tuple[tuple[str, float], ...]:
+    def readings(self, text: str, hits: Sequence[RuleHit], style: StyleSource = None) -> tuple[tuple[str, float], ...]:
         """Each reading's own attack probability for one normalised text: `wording` (the character and word
         model) and `style` (the masked text, or `style` when another text stands for it); nothing for a model
         without a style reading. `judge` mixes their log-odds (`StyleModel.mix`)."""
@@ -173,21 +177,30 @@ class GuardModel:
         content = _probability(float(self._content_logits(text, hits)[0]))
         return (("wording", content), ("style", _probability(self._style_logit(text, style))))
 
-    def _style_logit(self, viewed: str, style: float | None) -> float:
-        """The style reading's log-odds of a viewed text: `style` when given, else read from the text."""
+    def _style_logit(self, viewed: str, style: StyleSource) -> float:
+        """The style reading's log-odds of a viewed text: `style` when it is a number, else read from the text
+        (remembered in `style` when it is a memory)."""
         assert self.style is not None
-        return style if style is not None else self.style.logit(self.style.tokenise(viewed))
+        if isinstance(style, float):
+            return style
+        found = None if style is None else style.get(viewed)
+        if found is None:
+            found = self.style.logit(self.style.tokenise(viewed))
+            if style is not None:
+                style[viewed] = found
+        return found
 
-    def style_of(self, glossed: Gloss | None) -> float | None:
+    def style_of(self, glossed: Gloss | None, memory: dict[str, float] | None = None) -> float | None:
         """The style reading's log-odds that stand for a text's own pieces: for a text glossed in English, its
         gloss's (the first `GLOSS_STYLE_CHARS` of it); None (each piece read in its own style) otherwise. The
         masked-token reading learnt how English attacks are written; in another language nearly every token is
         masked, and it read Spanish prose about writing prompts at 0.57-0.85. A text read word for word in English
         is written as its gloss is. (For a language with no gloss its own style is still read: read by its
-        wording alone, Arabic and Chinese attacks fell below English ordinary text.)"""
+        wording alone, Arabic and Chinese attacks fell below English ordinary text.) `memory`: one assessment's
+        memory of the texts whose style was read (the gloss is read again as a piece of its own)."""
         if self.style is None or glossed is None:
             return None
-        return self.style.logit(self.style.tokenise(self.view(glossed.text[:GLOSS_STYLE_CHARS])))
+        return self._style_logit(self.view(glossed.text[:GLOSS_STYLE_CHARS]), memory)
 
     def _content_logits(self, text: str, hits: Sequence[RuleHit]) -> np.ndarray:
         """The character and word model's log-odds: attack, then one per category."""
@@ -204,7 +217,7 @@ class GuardModel:
             logits += self._columns[2 * BUCKETS + RULE_NAMES.index(hit.rule)] * rule_value(hit)
         return logits
 
-    def _judge_speech(self, text: str, scanned: Scan, style: float | None = None) -> tuple[float, np.ndarray]:
+    def _judge_speech(self, text: str, scanned: Scan, style: StyleSource = None) -> tuple[float, np.ndarray]:
         """`judge`, with the sentences that only shape the answer left out (`answer_form.form_spans`: the
         classifier learnt orders about the answer from attacks alone; a text of fewer than `MIN_CHARS_BESIDE_FORM`
         besides them is read whole, as constraints with no request are no ordinary prompt) and quotations (and
@@ -251,7 +264,8 @@ class GuardModel:
             for hit in found:
                 if hit.rule not in hits or (hits[hit.rule].quoted and not hit.quoted):
                     hits[hit.rule] = hit
-        style = self.style_of(glossed)  # the style the writer's own pieces are read in
+        memory: dict[str, float] = {}  # this assessment's texts whose style was read, and their log-odds
+        style = self.style_of(glossed, memory)  # the style the writer's own pieces are read in
         words = data_words(normalised.written) if len(written) > 1 and self.drops_links else None
         if words is None:
             own, own_hits = written, piece_hits[: len(written)]
@@ -263,7 +277,9 @@ class GuardModel:
             own_hits = [list(hits.values())] * len(own)
             judged = [self.judge(piece, found, style) for piece, found in zip(own, own_hits, strict=True)]
         decoded_scans = scans[len(written) :]
-        judged += [self._judge_speech(piece, found) for piece, found in zip(decoded, decoded_scans, strict=True)]
+        judged += [
+            self._judge_speech(piece, found, memory) for piece, found in zip(decoded, decoded_scans, strict=True)
+        ]
         read, read_hits = own + decoded, own_hits + piece_hits[len(written) :]
         best = max(range(len(judged)), key=lambda k: judged[k][0])
         classifier, share = judged[best]
@@ -299,7 +315,7 @@ class GuardModel:
             chunks=len(written),
             telling_words=self.telling_words(read[best]) if classifier >= self.threshold else (),
             readings=(
-                self.readings(read[best], read_hits[best], style if best < len(own) else None)
+                self.readings(read[best], read_hits[best], style if best < len(own) else memory)
                 if classifier >= self.threshold
                 else ()
             ),

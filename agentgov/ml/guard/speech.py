@@ -125,6 +125,8 @@ _DISCUSSES_CJK = re.compile(
 def _discusses(folded: str) -> bool:
     """Whether a folded text's words speak of attacks, models, their defence or of words as words."""
     return _DISCUSSES_WORDS.search(folded) is not None or _DISCUSSES_CJK.search(folded) is not None
+
+
 _CHAINED = re.compile(r"[\s,;:]*(?:(?:and|or|then|and then)\s+)?")  # between two mentioned matches
 
 
