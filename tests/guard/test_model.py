@@ -14,8 +14,17 @@ import scipy.sparse as sp
 
 from agentgov.detection.guard_memory import RECENT_CHARS, RECENT_TTL, GuardCounters, RecentValidations
 from agentgov.ml.guard import encoding, features, train
-from agentgov.ml.guard.base import default_document, default_model, parse_rows
-from agentgov.ml.guard.features import _CHAR, _WORD, bucket_counts, char_wb_grams, count_features, word_grams
+from agentgov.ml.guard.base import base_examples, default_document, default_model, parse_rows
+from agentgov.ml.guard.encoding import BUCKETS
+from agentgov.ml.guard.features import (
+    _CHAR,
+    _WORD,
+    bucket_counts,
+    char_wb_grams,
+    count_features,
+    hashed_blocks,
+    word_grams,
+)
 from agentgov.ml.guard.fit import Example, GuardParams, choose_threshold, fit
 from agentgov.ml.guard.model import CHUNK_CHARS, GuardModel, chunks
 from agentgov.ml.guard.normalise import normalise
@@ -50,6 +59,20 @@ def test_hashing_of_one_text_equals_the_vectoriser() -> None:
             buckets, counts = bucket_counts(text)
             assert buckets.tolist() == row.indices.tolist() and counts.tolist() == row.data.tolist()
     assert [len(a) for a in bucket_counts("")] == [0, 0]
+
+
+def test_the_counts_of_many_texts_equal_the_vectorisers() -> None:
+    """`hashed_blocks` (as a model is fitted) makes the very matrices `HashingVectorizer` makes: the same columns,
+    counts, dtypes and index types, for the edge texts, an empty text and the base data; and, where the vectoriser
+    fails, empty matrices for no text at all."""
+    texts = [*TEXTS, *EDGE_TEXTS, "", *(normalise(example.text).text for example in base_examples()[::5])]
+    for ours, theirs in zip(hashed_blocks(texts), (_CHAR.transform(texts), _WORD.transform(texts)), strict=True):
+        theirs = theirs.tocsr()
+        assert ours.shape == theirs.shape and ours.dtype == theirs.dtype and ours.has_sorted_indices
+        for part in ("indptr", "indices", "data"):
+            mine, vectorisers = getattr(ours, part), getattr(theirs, part)
+            assert mine.dtype == vectorisers.dtype and mine.tolist() == vectorisers.tolist(), part
+    assert [block.shape for block in hashed_blocks([])] == [(0, BUCKETS), (0, BUCKETS)]
 
 
 def test_remembered_grams_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -115,8 +116,7 @@ class StyleModel:
 
     def ids(self, text: Sequence[str]) -> np.ndarray:
         """A tokenised text's token numbers."""
-        numbers = self.numbers
-        return np.fromiter((numbers.get(token, MASKED) for token in text), dtype=np.int64, count=len(text))
+        return np.fromiter(map(self.numbers.get, text, itertools.repeat(MASKED)), dtype=np.int64, count=len(text))
 
     def columns(self, text: Sequence[str]) -> np.ndarray:
         """The columns of a tokenised text's masked n-grams (`gram_columns`)."""
