@@ -15,6 +15,8 @@ followed by a single group, that group's alternatives. Pure.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 OPENINGS = ("\\b", "(?<!\\w)")
 
 
@@ -30,8 +32,9 @@ def class_end(pattern: str, start: int) -> int:
     return position + 1
 
 
-def group_end(pattern: str, start: int) -> int:
-    """The position of the `)` that closes the group opening at `start` (a `(`); `len(pattern)` when none does."""
+def _walk(pattern: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
+    """Each character of `pattern` from `start` that is neither escaped nor in a class, with its position and the
+    depth of groups there (a `(` counted in, a `)` counted out)."""
     depth, position = 0, start
     while position < len(pattern):
         char = pattern[position]
@@ -41,35 +44,26 @@ def group_end(pattern: str, start: int) -> int:
         if char == "[":
             position = class_end(pattern, position)
             continue
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                return position
+        depth += (char == "(") - (char == ")")
+        yield position, char, depth
         position += 1
+
+
+def group_end(pattern: str, start: int) -> int:
+    """The position of the `)` that closes the group opening at `start` (a `(`); `len(pattern)` when none does."""
+    for position, char, depth in _walk(pattern, start):
+        if char == ")" and depth == 0:
+            return position
     return len(pattern)
 
 
 def alternatives(pattern: str) -> list[str]:
     """The top-level alternatives of `pattern` (split at each `|` outside groups and classes)."""
-    parts, depth, position, start = [], 0, 0, 0
-    while position < len(pattern):
-        char = pattern[position]
-        if char == "\\":
-            position += 2
-            continue
-        if char == "[":
-            position = class_end(pattern, position)
-            continue
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == "|" and depth == 0:
+    parts, start = [], 0
+    for position, char, depth in _walk(pattern):
+        if char == "|" and depth == 0:
             parts.append(pattern[start:position])
             start = position + 1
-        position += 1
     parts.append(pattern[start:])
     return parts
 
