@@ -36,8 +36,8 @@ def hash_grams(grams: Sequence[str]) -> list[int]:
     """The column of each gram, hashed (no memory)."""
     if not grams:
         return []
-    indices, _, _ = _hash_grams([[(gram, 1) for gram in grams]], BUCKETS, np.float64, False, 0)
-    return [int(index) for index in indices]
+    indices, _, _ = _hash_grams([zip(grams, itertools.repeat(1))], BUCKETS, np.float64, False, 0)
+    return np.asarray(indices).tolist()
 
 
 def hashed_columns(grams: list[str], memory: dict[str, int]) -> list[int]:
@@ -46,11 +46,13 @@ def hashed_columns(grams: list[str], memory: dict[str, int]) -> list[int]:
     found = [memory.get(gram, -1) for gram in grams]
     if -1 not in found:
         return found
-    missing = list(dict.fromkeys(gram for gram, column in zip(grams, found, strict=True) if column < 0))
-    hashed = dict(zip(missing, hash_grams(missing), strict=True))
+    missing = [gram for gram, column in zip(grams, found, strict=True) if column < 0]
+    columns = hash_grams(missing)  # a gram missing twice is hashed twice: cheaper than looking it up again
+    hashed = dict(zip(missing, columns, strict=True))
     if len(memory) + len(hashed) <= MAX_REMEMBERED_GRAMS:
         memory.update(hashed)  # a dict update is atomic: concurrent readers see a gram or not
-    return [column if column >= 0 else hashed[gram] for gram, column in zip(grams, found, strict=True)]
+    filling = iter(columns)
+    return [column if column >= 0 else next(filling) for column in found]
 
 
 def count_rows(rows: Sequence[np.ndarray]) -> sp.csr_matrix:
