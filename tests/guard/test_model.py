@@ -76,12 +76,14 @@ def test_the_counts_of_many_texts_equal_the_vectorisers() -> None:
 
 
 def test_remembered_grams_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memory of word grams' columns stops growing at `MAX_REMEMBERED_GRAMS`: a text with more new grams than
+    fit is hashed, not remembered, and counted the same."""
     memory: dict[str, int] = {}
-    monkeypatch.setattr(features, "_CHAR_COLUMNS", memory)
-    monkeypatch.setattr(features, "_WORD_CHAR_COLUMNS", {})
+    monkeypatch.setattr(features, "_WORD_COLUMNS", memory)
     monkeypatch.setattr(encoding, "MAX_REMEMBERED_GRAMS", 50)
-    short, long = "tiny words", "a longer text with many more distinct character grams than fit"
+    short, long = "tiny words", " ".join(f"word{k}" for k in range(30))  # 3 word grams; 59
     expected = bucket_counts(long)[0].tolist()
+    assert not memory
     bucket_counts(short)
     assert 0 < len(memory) <= 50
     remembered = dict(memory)

@@ -32,12 +32,17 @@ BUCKETS = 2**16
 MAX_REMEMBERED_GRAMS = 100_000
 
 
+def hash_gram_array(grams: Sequence[str]) -> np.ndarray:
+    """The column of each gram, hashed (no memory), as an int64 array."""
+    if not grams:
+        return np.zeros(0, dtype=np.int64)
+    indices, _, _ = _hash_grams([zip(grams, itertools.repeat(1))], BUCKETS, np.float64, False, 0)
+    return np.asarray(indices, dtype=np.int64)
+
+
 def hash_grams(grams: Sequence[str]) -> list[int]:
     """The column of each gram, hashed (no memory)."""
-    if not grams:
-        return []
-    indices, _, _ = _hash_grams([zip(grams, itertools.repeat(1))], BUCKETS, np.float64, False, 0)
-    return np.asarray(indices).tolist()
+    return hash_gram_array(grams).tolist()
 
 
 def hashed_columns(grams: list[str], memory: dict[str, int]) -> list[int]:

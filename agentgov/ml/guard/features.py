@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import HashingVectorizer
 
-from agentgov.ml.guard.encoding import BUCKETS, hashed_columns, weigh_block
+from agentgov.ml.guard.encoding import BUCKETS, hash_gram_array, hashed_columns, weigh_block
 from agentgov.ml.guard.normalise import without_links
 from agentgov.ml.guard.rules import QUOTED_FACTOR, RULES, RuleHit, match_rules
 from agentgov.ml.guard.style import tokens
@@ -48,7 +48,6 @@ _WORD_GRAMS = _WORD.build_analyzer()
 _NO_BUCKETS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
 
-_CHAR_COLUMNS: dict[str, int] = {}
 _WORD_COLUMNS: dict[str, int] = {}
 #: Words (of at most `MAX_REMEMBERED_WORD_CHARS`) whose character n-grams' columns are remembered whole, so a
 #: word seen before costs one lookup instead of cutting and looking up its grams (a few MB at most).
@@ -79,14 +78,15 @@ def char_wb_grams(text: str) -> list[str]:
 def _char_columns(text: str) -> list[np.ndarray]:
     """The columns of `char_wb_grams(text)` (as a multiset), an array per word, remembered per word (read-only
     arrays: joined by one `np.concatenate`, where a list of ints cost more to turn into an array than to build);
-    the grams of the words not remembered are cut and looked up in one call."""
+    the grams of the words not remembered are cut and hashed in one call (looking each gram up in a memory first
+    cost as much as hashing it)."""
     words = text.lower().split()
     memory = _WORD_CHAR_COLUMNS
     learned: dict[str, np.ndarray] = {}
     unknown = [word for word in dict.fromkeys(words) if word not in memory]
     if unknown:
         grams_of = [_grams_of_word(word) for word in unknown]
-        flat = np.array(hashed_columns([gram for grams in grams_of for gram in grams], _CHAR_COLUMNS), dtype=np.int64)
+        flat = hash_gram_array([gram for grams in grams_of for gram in grams])
         flat.flags.writeable = False
         start = 0
         for word, grams in zip(unknown, grams_of, strict=True):
