@@ -89,6 +89,8 @@ def test_remembered_grams_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     remembered = dict(memory)
     assert bucket_counts(long)[0].tolist() == expected  # too many new grams: hashed, not remembered
     assert memory == remembered
+    bucket_counts(" ".join(f"other{k}" for k in range(25)))  # 3 + 49 new grams pass the bound: it starts again
+    assert len(memory) == 49 and "tiny" not in memory
 
 
 def test_remembered_words_stay_bounded_and_long_words_are_never_kept(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -101,8 +103,15 @@ def test_remembered_words_stay_bounded_and_long_words_are_never_kept(monkeypatch
     assert set(words) == {"one", "two", "three"}  # the long word is looked up each time, never kept
     many = "alpha beta gamma delta epsilon"
     expected_many = bucket_counts(many)
-    assert set(words) == {"one", "two", "three"}  # five new words would pass the bound: none kept
-    for got, want in ((bucket_counts(text), expected), (bucket_counts(many), expected_many)):
+    assert set(words) == {"one", "two", "three"}  # five new words, more than the bound: none kept
+    pair = "zeta eta"
+    expected_pair = bucket_counts(pair)
+    assert set(words) == {"zeta", "eta"}  # two more would pass the bound: the memory starts again with them
+    for got, want in (
+        (bucket_counts(text), expected),
+        (bucket_counts(many), expected_many),
+        (bucket_counts(pair), expected_pair),
+    ):
         assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
 
 

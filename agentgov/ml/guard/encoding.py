@@ -5,14 +5,17 @@ its sentences' content words, over a vocabulary instead of `BUCKETS`):
 
 - `hashed_columns(grams, memory)`: the column of each n-gram among `BUCKETS` (scikit-learn's
   `HashingVectorizer` hashing, so the batch and the one-text paths agree), remembering up to
-  `MAX_REMEMBERED_GRAMS` grams per `memory` so a gram seen before costs a dict lookup;
+  `MAX_REMEMBERED_GRAMS` grams per `memory` so a gram seen before costs a dict lookup (`remember`: a memory that
+  would pass its bound starts again empty, so it follows the texts of the day instead of keeping the first ones
+  for good);
 - `inverse_document_frequency` and `weigh_block`: sublinear tf·idf of a block of counts, each row of unit length
   (`unit_weights`: the same for one text's non-zero columns);
 - `pack_array` / `unpack_array`: arrays as base64 of zlib-compressed float16 (deterministic bytes), and back
   (`ValueError` for anything else); `as_stored`: values as a stored document will hold them; `read_words`: a
   stored vocabulary, checked.
 
-Pure functions; a memory dict is only ever extended by one `dict.update` (atomic), so threads may share it.
+Pure functions; a memory dict is only ever changed by one `dict.update` or `dict.clear` (each atomic), and read
+once per key per call, so threads may share it.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import base64
 import itertools
 import zlib
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -45,6 +49,18 @@ def hash_grams(grams: Sequence[str]) -> list[int]:
     return hash_gram_array(grams).tolist()
 
 
+def remember(memory: dict[str, Any], new: dict[str, Any], bound: int) -> None:
+    """Add `new` to `memory`, which holds at most `bound` entries (a batch more, while threads add at once): when it
+    would pass the bound it is emptied first (its entries are computed again on their next use); a batch larger
+    than the bound is not kept. One `clear` and one `update`, each atomic: a concurrent reader sees an entry or
+    not, never a part of one."""
+    if len(new) > bound:
+        return
+    if len(memory) + len(new) > bound:
+        memory.clear()
+    memory.update(new)
+
+
 def hashed_columns(grams: list[str], memory: dict[str, int]) -> list[int]:
     """The hashed column of each gram (the hashing of `HashingVectorizer`), remembered in `memory` while it
     holds fewer than `MAX_REMEMBERED_GRAMS`."""
@@ -53,9 +69,7 @@ def hashed_columns(grams: list[str], memory: dict[str, int]) -> list[int]:
         return found
     missing = [gram for gram, column in zip(grams, found, strict=True) if column < 0]
     columns = hash_grams(missing)  # a gram missing twice is hashed twice: cheaper than looking it up again
-    hashed = dict(zip(missing, columns, strict=True))
-    if len(memory) + len(hashed) <= MAX_REMEMBERED_GRAMS:
-        memory.update(hashed)  # a dict update is atomic: concurrent readers see a gram or not
+    remember(memory, dict(zip(missing, columns, strict=True)), MAX_REMEMBERED_GRAMS)
     filling = iter(columns)
     return [column if column >= 0 else next(filling) for column in found]
 

@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import HashingVectorizer
 
-from agentgov.ml.guard.encoding import BUCKETS, hash_gram_array, hashed_columns, weigh_block
+from agentgov.ml.guard.encoding import BUCKETS, hash_gram_array, hashed_columns, remember, weigh_block
 from agentgov.ml.guard.normalise import without_links
 from agentgov.ml.guard.rules import QUOTED_FACTOR, RULES, RuleHit, match_rules
 from agentgov.ml.guard.style import tokens
@@ -50,7 +50,8 @@ _NO_BUCKETS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
 _WORD_COLUMNS: dict[str, int] = {}
 #: Words (of at most `MAX_REMEMBERED_WORD_CHARS`) whose character n-grams' columns are remembered whole, so a
-#: word seen before costs one lookup instead of cutting and looking up its grams (a few MB at most).
+#: word seen before costs one lookup instead of cutting and hashing its grams (a few MB at most; a memory that would
+#: pass its bound starts again: `encoding.remember`).
 MAX_REMEMBERED_WORDS = 20_000
 MAX_REMEMBERED_WORD_CHARS = 40
 _WORD_CHAR_COLUMNS: dict[str, np.ndarray] = {}  # read-only arrays
@@ -81,23 +82,23 @@ def _char_columns(text: str) -> list[np.ndarray]:
     the grams of the words not remembered are cut and hashed in one call (looking each gram up in a memory first
     cost as much as hashing it)."""
     words = text.lower().split()
-    memory = _WORD_CHAR_COLUMNS
-    learned: dict[str, np.ndarray] = {}
-    unknown = [word for word in dict.fromkeys(words) if word not in memory]
+    known = {word: _WORD_CHAR_COLUMNS.get(word) for word in dict.fromkeys(words)}  # one read per word
+    columns_of = {word: columns for word, columns in known.items() if columns is not None}
+    unknown = [word for word, columns in known.items() if columns is None]
     if unknown:
         grams_of = [_grams_of_word(word) for word in unknown]
         flat = hash_gram_array([gram for grams in grams_of for gram in grams])
-        flat.flags.writeable = False
         start = 0
+        keep = {}
         for word, grams in zip(unknown, grams_of, strict=True):
-            learned[word] = flat[start : start + len(grams)]
+            columns = flat[start : start + len(grams)].copy()  # its own array: a view would keep the text's alive
+            columns.flags.writeable = False
+            columns_of[word] = columns
+            if len(word) <= MAX_REMEMBERED_WORD_CHARS:
+                keep[word] = columns
             start += len(grams)
-        keep = {word: cols.copy() for word, cols in learned.items() if len(word) <= MAX_REMEMBERED_WORD_CHARS}
-        for cols in keep.values():
-            cols.flags.writeable = False
-        if keep and len(memory) + len(keep) <= MAX_REMEMBERED_WORDS:
-            memory.update(keep)  # atomic, as above
-    return [known if (known := memory.get(word)) is not None else learned[word] for word in words]
+        remember(_WORD_CHAR_COLUMNS, keep, MAX_REMEMBERED_WORDS)
+    return [columns_of[word] for word in words]
 
 
 _TOKEN = re.compile(r"(?u)\b\w+\b")  # `_WORD`'s token pattern
