@@ -353,6 +353,10 @@ def _rot13_stretches(sample: str) -> str:
     joined by line breaks; else "". A payload written in rot13 after an English request to decode it reads as
     English only on its own."""
     rotated = codecs.encode(sample, "rot13")
+    if _english(_LETTER_ESCAPE.sub(" ", rotated)) < 3:
+        # a stretch's words are some of the whole text's (no break falls inside a word or an escape), so neither
+        # the text nor any stretch of it holds three common words decoded (most texts: one pass, not one a stretch)
+        return ""
     if _rot13_reads(sample, rotated):
         return rotated
     stretches = [part for part in _STRETCH_BREAK.split(sample) if len(part) >= 12]
