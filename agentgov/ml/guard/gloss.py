@@ -130,6 +130,8 @@ def _script_language(text: str) -> tuple[bool, str | None]:
     letters = None  # counted only when some script's letters are there (most texts hold none of them)
     for language, pattern in _SCRIPTS:
         in_script = len(pattern.findall(text))
+        if in_script >= MIN_SCRIPT_SHARE * len(text):  # a share of the characters, so of the letters too
+            return True, language
         if in_script:
             letters = len(LETTER.findall(text)) if letters is None else letters
             if in_script >= MIN_SCRIPT_SHARE * letters:
@@ -195,8 +197,18 @@ def _as_ascii(text: str) -> str:
     return decomposed.encode("ascii", "ignore").decode("ascii")
 
 
+#: Words whose English is remembered (per language; a bounded cache of the shipped dictionaries' answers): an
+#: inflected word tries its stems longest first, a dozen lookups, and a language's words recur from text to text.
+REMEMBERED_WORDS = 1 << 16
+
+
+@functools.lru_cache(maxsize=REMEMBERED_WORDS)
+def _shipped_word(language: str, word: str) -> str | None:
+    return glossaries()[language].word(word)
+
+
 def _english(word: str, glossary: Glossary) -> str:
-    found = glossary.word(word.lower())
-    if found is None:
-        return word
-    return found
+    lower = word.lower()
+    shipped = glossaries().get(glossary.language) is glossary
+    found = _shipped_word(glossary.language, lower) if shipped else glossary.word(lower)
+    return word if found is None else found

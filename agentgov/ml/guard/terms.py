@@ -84,7 +84,10 @@ def language(text: str) -> str | None:
     if sample.isascii():
         return None
     cjk_letters = len(CJK_LETTER.findall(sample))  # most texts hold none: their letters are not counted
-    if not cjk_letters or cjk_letters < MIN_SCRIPT_SHARE * len(LETTER.findall(sample)):
+    if not cjk_letters:
+        return None
+    # a share of the characters is a share of the letters too: then the letters need no counting
+    if cjk_letters < MIN_SCRIPT_SHARE * len(sample) and cjk_letters < MIN_SCRIPT_SHARE * len(LETTER.findall(sample)):
         return None
     for name, script in _SCRIPTS:
         if script.search(sample):
