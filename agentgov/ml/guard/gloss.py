@@ -29,6 +29,7 @@ import itertools
 import json
 import re
 import unicodedata
+from collections.abc import Callable
 from importlib import resources
 
 DATA_PACKAGE = "agentgov.ml.guard.data.gloss"
@@ -140,14 +141,14 @@ def _script_language(text: str) -> tuple[bool, str | None]:
 
 
 def _latin_language(words: list[str], known: dict[str, Glossary]) -> Glossary | None:
-    english = sum(word in _ENGLISH for word in words)
+    english = sum(map(_ENGLISH.__contains__, words))
     if english >= MIN_ENGLISH_SHARE * len(words):
         return None
     best, best_count = None, 0
     for glossary in known.values():
         if glossary.language in _BY_SCRIPT:
             continue
-        count = sum(word in glossary.words for word in words)  # Latin-script dictionaries hold no stems
+        count = sum(map(glossary.words.__contains__, words))  # Latin-script dictionaries hold no stems
         if count > best_count:
             best, best_count = glossary, count
     if best is None or best_count < MIN_KNOWN or best_count < MIN_KNOWN_SHARE * len(words) or best_count <= english:
@@ -176,7 +177,8 @@ def gloss(text: str) -> Gloss | None:
         if glossary is None:
             return None
     parts = _WORD_SPLIT.split(text)  # the words at odd places, what lies between them at even places
-    words_in_english = {word: _english(word, glossary) for word in set(parts[1::2])}  # each word looked up once
+    in_english = _english_of(glossary)
+    words_in_english = {word: in_english(word) for word in set(parts[1::2])}  # each word looked up once
     parts[1::2] = [words_in_english[word] for word in parts[1::2]]
     english = "".join(parts)
     if glossary.language not in _BY_SCRIPT:  # in ASCII, as the rules read English fastest (`rules.scan`)
@@ -184,16 +186,18 @@ def gloss(text: str) -> Gloss | None:
     return Gloss(glossary.language, glossary.name, english)
 
 
-_PUNCTUATION = str.maketrans(
+_PUNCTUATION: dict[int, str] = str.maketrans(
     {"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"', "\u2018": "'", "\u2019": "'"}
     | {"\u2013": "-", "\u2014": "-", "\u00bf": "", "\u00a1": "", "\u2026": "..."}
 )
+_PUNCTUATION_MARK = re.compile("[" + "".join(chr(code) for code in _PUNCTUATION) + "]")
 
 
 def _as_ascii(text: str) -> str:
     """`text` in ASCII: quotation marks and dashes as their ASCII forms, letters without their accents ("según":
     "segun", a word the dictionary did not know), any other character left out."""
-    decomposed = unicodedata.normalize("NFKD", text.translate(_PUNCTUATION))
+    marked = _PUNCTUATION_MARK.sub(lambda mark: _PUNCTUATION[ord(mark.group())], text)  # few: not char by char
+    decomposed = unicodedata.normalize("NFKD", marked)
     return decomposed.encode("ascii", "ignore").decode("ascii")
 
 
@@ -207,8 +211,17 @@ def _shipped_word(language: str, word: str) -> str | None:
     return glossaries()[language].word(word)
 
 
-def _english(word: str, glossary: Glossary) -> str:
-    lower = word.lower()
-    shipped = glossaries().get(glossary.language) is glossary
-    found = _shipped_word(glossary.language, lower) if shipped else glossary.word(lower)
-    return word if found is None else found
+def _english_of(glossary: Glossary) -> Callable[[str], str]:
+    """A word's English in `glossary` (the word itself when the dictionary does not know it), remembered for the
+    shipped dictionaries."""
+    lookup = (
+        functools.partial(_shipped_word, glossary.language)
+        if glossaries().get(glossary.language) is glossary
+        else glossary.word
+    )
+
+    def english(word: str) -> str:
+        found = lookup(word.lower())
+        return word if found is None else found
+
+    return english
