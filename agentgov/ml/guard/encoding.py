@@ -62,8 +62,8 @@ def remember(memory: dict[str, Any], new: dict[str, Any], bound: int) -> None:
 
 
 def hashed_columns(grams: list[str], memory: dict[str, int]) -> list[int]:
-    """The hashed column of each gram (the hashing of `HashingVectorizer`), remembered in `memory` while it
-    holds fewer than `MAX_REMEMBERED_GRAMS`."""
+    """The hashed column of each gram (the hashing of `HashingVectorizer`), the new ones remembered in `memory`
+    (`remember`, within `MAX_REMEMBERED_GRAMS`)."""
     found = [memory.get(gram, -1) for gram in grams]
     if -1 not in found:
         return found

@@ -6,11 +6,11 @@
 - `count_features(texts)`: the counts of many texts (`Counts`), as a model is fitted; `weigh` turns them into the
   model's input (sublinear tf·idf, each block of unit length, then the rule indicators).
 - `bucket_counts(text)`: one text's non-zero columns and counts, as a text is judged, at a fraction of the cost
-  (per-word and per-gram memories; `char_wb_grams` and `word_grams` make the vectoriser's grams; tests hold the
-  two paths equal).
+  (a memory of each word's character columns and one of word grams' columns; `char_wb_grams` and `word_grams`
+  make the vectorisers' grams; tests hold the two paths equal).
 
-Pure; the memories are only ever extended by one `dict.update` (atomic), so threads may share them, and hold
-read-only arrays.
+Pure; the memories change only by `encoding.remember` (one atomic `clear` or `update`), are read once per word or
+gram in a call, and hold read-only arrays, so threads may share them.
 """
 
 from __future__ import annotations
@@ -43,8 +43,6 @@ _WORD = HashingVectorizer(
     token_pattern=r"(?u)\b\w+\b",
     dtype=np.float64,
 )
-_CHAR_GRAMS = _CHAR.build_analyzer()
-_WORD_GRAMS = _WORD.build_analyzer()
 _NO_BUCKETS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
 
@@ -71,8 +69,8 @@ def _grams_of_word(word: str) -> list[str]:
 
 
 def char_wb_grams(text: str) -> list[str]:
-    """The character 2-5-grams within word boundaries of `text`, exactly as `_CHAR_GRAMS` (sklearn's `char_wb`
-    analyzer, lower-casing included) makes them, in the same order, at about half the cost."""
+    """The character 2-5-grams within word boundaries of `text`, exactly as `_CHAR`'s analyzer (sklearn's `char_wb`,
+    lower-casing included) makes them, in the same order, at about half the cost."""
     return [gram for word in text.lower().split() for gram in _grams_of_word(word)]
 
 
@@ -101,11 +99,11 @@ def _char_columns(text: str) -> list[np.ndarray]:
     return [columns_of[word] for word in words]
 
 
-_TOKEN = re.compile(r"(?u)\b\w+\b")  # `_WORD`'s token pattern
+_TOKEN = re.compile(_WORD.token_pattern)
 
 
 def word_grams(text: str) -> list[str]:
-    """The word 1- and 2-grams of `text`, exactly as `_WORD_GRAMS` (sklearn's `word` analyzer: lower-cased
+    """The word 1- and 2-grams of `text`, exactly as `_WORD`'s analyzer (sklearn's `word`: lower-cased
     tokens, then each pair joined by a space) makes them, in the same order, at about half the cost."""
     tokens = _TOKEN.findall(text.lower())
     return tokens + [f"{first} {second}" for first, second in itertools.pairwise(tokens)]
@@ -169,19 +167,15 @@ def hashed_blocks(texts: Sequence[str]) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """The character and the word n-gram counts of `texts`, one row each: the matrices `_CHAR.transform` and
     `_WORD.transform` make (sorted columns, float64 counts, 32-bit indices), built from each text's
     `bucket_counts` (its per-word memory makes it several times faster; a test holds the two equal)."""
-    rows = [bucket_counts(text) for text in texts]
-    splits = [int(np.searchsorted(buckets, BUCKETS)) for buckets, _ in rows]
-    char_block = _block(
-        [buckets[:split] for (buckets, _), split in zip(rows, splits, strict=True)],
-        [counts[:split] for (_, counts), split in zip(rows, splits, strict=True)],
-        0,
-    )
-    word_block = _block(
-        [buckets[split:] for (buckets, _), split in zip(rows, splits, strict=True)],
-        [counts[split:] for (_, counts), split in zip(rows, splits, strict=True)],
-        BUCKETS,
-    )
-    return char_block, word_block
+    char_columns, char_counts, word_columns, word_counts = [], [], [], []
+    for text in texts:
+        buckets, counts = bucket_counts(text)
+        split = int(np.searchsorted(buckets, BUCKETS))
+        char_columns.append(buckets[:split])
+        char_counts.append(counts[:split])
+        word_columns.append(buckets[split:])
+        word_counts.append(counts[split:])
+    return _block(char_columns, char_counts, 0), _block(word_columns, word_counts, BUCKETS)
 
 
 def _block(columns: list[np.ndarray], counts: list[np.ndarray], offset: int) -> sp.csr_matrix:

@@ -212,16 +212,11 @@ def _shipped_word(language: str, word: str) -> str | None:
 
 
 def _english_of(glossary: Glossary) -> Callable[[str], str]:
-    """A word's English in `glossary` (the word itself when the dictionary does not know it), remembered for the
-    shipped dictionaries."""
-    lookup = (
-        functools.partial(_shipped_word, glossary.language)
-        if glossaries().get(glossary.language) is glossary
-        else glossary.word
-    )
+    """A word's English in `glossary`, one of the shipped dictionaries (`glossaries`), remembered; the word itself
+    when the dictionary does not know it."""
 
     def english(word: str) -> str:
-        found = lookup(word.lower())
+        found = _shipped_word(glossary.language, word.lower())
         return word if found is None else found
 
     return english

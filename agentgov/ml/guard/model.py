@@ -44,7 +44,7 @@ from agentgov.ml.guard.assessment import Assessment, HarmFinding
 from agentgov.ml.guard.data_text import data_words
 from agentgov.ml.guard.encoding import (
     BUCKETS,
-    hash_grams,
+    hash_gram_array,
     pack_array,
     unit_weights,
     unpack_array,
@@ -352,7 +352,7 @@ class GuardModel:
         words = sorted({gram for gram in word_grams(self.view(text)) if " " not in gram})
         if not words:
             return ()
-        indices = np.array(hash_grams(words), dtype=np.int64)
+        indices = hash_gram_array(words)
         weights = self.attack_coef[BUCKETS + indices] * self.word_idf[indices]
         ranked = sorted(range(len(words)), key=lambda k: -weights[k])
         return tuple(words[k] for k in ranked[:count] if weights[k] > 0)

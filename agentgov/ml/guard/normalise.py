@@ -108,7 +108,6 @@ _HOMOGLYPHS = str.maketrans(
         for code in codes
     }
 )
-_LATIN = re.compile(r"[A-Za-z]")
 _CONFUSABLE = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0500-\u052f\u0261]")
 #: A whole word (a run of `\w`) that holds a Latin letter: the only words a look-alike can mix with Latin in.
 _LATIN_WORD = re.compile(r"(?<!\w)\w*?[A-Za-z]\w*")
