@@ -7,10 +7,11 @@ import json
 import urllib.request
 from collections.abc import Callable
 
-from harness import agentgov_server, create_tenant, hello_server, interleaved
+from harness import agentgov_server, create_tenant, hello_server, interleaved_runs, median_result, paired_ratios
 
 SHORT = "Please summarise the attached quarterly report for the board in three short bullet points, thanks."
 LONG = (SHORT + " ") * 20  # about 2,000 characters
+HELLO = "bare Quart-Trio hello-world"
 
 
 def _post(base: str, key: str, prompt: str) -> dict:
@@ -37,9 +38,9 @@ def http_figures(rows: list[dict], seconds: int, rounds: int, quality: Callable[
         server_ms = sorted(a["latency_ms"] for a in answers)
         print(f"  server-side latency_ms over the data set: p50 {server_ms[len(server_ms) // 2]:.2f}")
         headers = {"X-API-Key": key}
-        results = interleaved(
+        runs = interleaved_runs(
             {
-                "bare Quart-Trio hello-world": {"url": hello + "/"},
+                HELLO: {"url": hello + "/"},
                 f"POST /guard/validate ({len(SHORT)} chars)": {
                     "url": base + "/api/v1/guard/validate",
                     "script": _script(SHORT),
@@ -55,7 +56,9 @@ def http_figures(rows: list[dict], seconds: int, rounds: int, quality: Callable[
             seconds=seconds,
             connections=16,
         )
-    baseline = results.pop("bare Quart-Trio hello-world")
+    baseline_runs = runs.pop(HELLO)
+    baseline = median_result(baseline_runs)
     print(baseline.row())
-    for result in results.values():
-        print(result.row(baseline))
+    for target_runs in runs.values():
+        print(median_result(target_runs).row(baseline))
+        print(f"    per round, against the hello-world of the same round: {paired_ratios(target_runs, baseline_runs)}")

@@ -163,8 +163,8 @@ def median_result(results: list[Result]) -> Result:
     )
 
 
-def interleaved(targets: dict[str, dict[str, object]], rounds: int, **opts: object) -> dict[str, Result]:
-    """Run every target once per round, alternating, and return each target's median.
+def interleaved_runs(targets: dict[str, dict[str, object]], rounds: int, **opts: object) -> dict[str, list[Result]]:
+    """Run every target once per round, alternating, and return each target's runs in round order.
 
     Alternating keeps a change in background load from landing on one target only.
     `targets` maps a name to `wrk` keyword arguments (at least `url`).
@@ -173,7 +173,21 @@ def interleaved(targets: dict[str, dict[str, object]], rounds: int, **opts: obje
     for _ in range(rounds):
         for name, kwargs in targets.items():
             runs[name].append(wrk(name, **{**opts, **kwargs}))  # type: ignore[arg-type]
-    return {name: median_result(results) for name, results in runs.items()}
+    return runs
+
+
+def interleaved(targets: dict[str, dict[str, object]], rounds: int, **opts: object) -> dict[str, Result]:
+    """`interleaved_runs`, each target's median."""
+    return {name: median_result(results) for name, results in interleaved_runs(targets, rounds, **opts).items()}
+
+
+def paired_ratios(runs: list[Result], baseline: list[Result]) -> str:
+    """Each round's requests per second against the baseline's in the same round: "median (low-high)". On a shared
+    machine the load drifts between rounds; a ratio of two runs seconds apart drifts less than one of two medians."""
+    import statistics
+
+    ratios = sorted(run.requests_per_s / base.requests_per_s for run, base in zip(runs, baseline, strict=True))
+    return f"{statistics.median(ratios):.1%} ({ratios[0]:.1%}-{ratios[-1]:.1%}, {len(ratios)} rounds)"
 
 
 def create_tenant(base_url: str, name: str = "bench") -> dict[str, str]:
