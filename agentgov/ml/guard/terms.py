@@ -1,7 +1,8 @@
 """The vocabulary of jailbreaks in Chinese, Japanese and Korean text: a ranking signal that never blocks.
 
-The classifier learnt from English and no dictionary glosses these three languages (`gloss.py` says why), so
-outside the rules (`languages.py`) it ranks their attacks as it ranks their ordinary text: near the bottom. A
+The classifier learnt from English and no dictionary glosses Chinese or Japanese (`gloss.py` says why; Korean is
+glossed, and its terms are still counted), so outside the rules (`languages.py`) it ranks their attacks as it
+ranks their ordinary text: near the bottom. A
 jailbreak in any language speaks of the same things, though: morality and ethics, rules and limits, censorship
 and filters, being bound by none of them, refusing and warning, what is illegal, a role to play, the model
 itself, orders set aside, "any question". `concepts(text)` names which of these `CONCEPTS` a text in one of these
