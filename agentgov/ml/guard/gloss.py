@@ -58,17 +58,21 @@ _ENGLISH = frozenset(
         "over under again please tell show give write make let",
     )
 )
-_WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?")
+#: The marks Devanagari writes inside a word (vowel signs, virama, nukta, candrabindu, anusvara, visarga): not
+#: letters to Python's `\w`, which would cut "निर्देशों" into four words.
+_IN_WORD_MARK = "\u0900-\u0903\u093a-\u094f\u0951-\u0957\u0962\u0963"
+_WORD = re.compile(rf"(?:[^\W\d_]|[{_IN_WORD_MARK}])+(?:['\u2019](?:[^\W\d_]|[{_IN_WORD_MARK}])+)?")
 _WORD_SPLIT = re.compile(f"({_WORD.pattern})")
 #: A letter of Chinese, Japanese or Korean (Hangul, kana, CJK ideographs).
 CJK_LETTER = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 #: A Hangul letter (syllables, jamo, compatibility jamo): Korean.
 HANGUL_LETTER = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
-#: Scripts that name a language (glossed: "ru", "ko") or languages left unglossed (None: Chinese and Japanese), most
-#: specific first (Hangul is one of the CJK letters).
+#: Scripts that name a language (glossed: "ru", "ko", "hi") or languages left unglossed (None: Chinese and
+#: Japanese), most specific first (Hangul is one of the CJK letters).
 _SCRIPTS: tuple[tuple[str | None, re.Pattern[str]], ...] = (
     ("ru", re.compile(r"[\u0400-\u04ff]")),
     ("ko", HANGUL_LETTER),
+    ("hi", re.compile(r"[\u0900-\u097f]")),
     (None, CJK_LETTER),
 )
 LETTER = re.compile(r"[^\W\d_]")
@@ -197,6 +201,8 @@ def gloss(text: str) -> Gloss | None:
     words_in_english = {word: in_english(word) for word in set(parts[1::2])}  # each word looked up once
     parts[1::2] = [words_in_english[word] for word in parts[1::2]]
     english = "".join(parts)
+    if "\u0964" in english or "\u0965" in english:  # Devanagari's full stops, as the English rules read sentences
+        english = english.replace("\u0965", ".").replace("\u0964", ".")
     if glossary.language not in _BY_SCRIPT:  # in ASCII, as the rules read English fastest (`rules.scan`)
         english = _as_ascii(english)
     return Gloss(glossary.language, glossary.name, english)
