@@ -62,8 +62,13 @@ _ENGLISH = frozenset(
 #: The marks Devanagari and Bengali write inside a word (vowel signs, virama, nukta, candrabindu, anusvara,
 #: visarga): not letters to Python's `\w`, which would cut "निर्देशों" into four words.
 _IN_WORD_MARK = "\u0900-\u0903\u093a-\u094f\u0951-\u0957\u0962\u0963\u0981-\u0983\u09bc\u09be-\u09d7\u09e2\u09e3"
-_WORD = re.compile(rf"(?:[^\W\d_]|[{_IN_WORD_MARK}])+(?:['\u2019](?:[^\W\d_]|[{_IN_WORD_MARK}])+)?")
+_WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?")
 _WORD_SPLIT = re.compile(f"({_WORD.pattern})")
+#: A word with the marks written inside it, for the languages whose scripts write them (the one class per
+#: character of `_WORD` is twice as fast elsewhere).
+MARKED_WORD = re.compile(rf"(?:[^\W\d_]|[{_IN_WORD_MARK}])+")
+_MARKED_WORD_SPLIT = re.compile(f"({MARKED_WORD.pattern})")
+_MARKED_LANGUAGES = frozenset(["hi", "bn"])
 #: A letter of Chinese, Japanese or Korean (Hangul, kana, CJK ideographs).
 CJK_LETTER = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 #: A Hangul letter (syllables, jamo, compatibility jamo): Korean.
@@ -198,7 +203,8 @@ def gloss(text: str) -> Gloss | None:
         glossary = _latin_language(words, known)
         if glossary is None:
             return None
-    parts = _WORD_SPLIT.split(text)  # the words at odd places, what lies between them at even places
+    splitter = _MARKED_WORD_SPLIT if glossary.language in _MARKED_LANGUAGES else _WORD_SPLIT
+    parts = splitter.split(text)  # the words at odd places, what lies between them at even places
     in_english = _english_of(glossary)
     words_in_english = {word: in_english(word) for word in set(parts[1::2])}  # each word looked up once
     parts[1::2] = [words_in_english[word] for word in parts[1::2]]
