@@ -1,15 +1,15 @@
 """The vocabulary of jailbreaks in Chinese, Japanese and Korean text: a ranking signal that never blocks.
 
 The classifier learnt from English and no dictionary glosses Chinese or Japanese (`gloss.py` says why; Korean is
-glossed, and its terms are still counted), so outside the rules (`languages.py`) it ranks their attacks as it
-ranks their ordinary text: near the bottom. A
-jailbreak in any language speaks of the same things, though: morality and ethics, rules and limits, censorship
-and filters, being bound by none of them, refusing and warning, what is illegal, a role to play, the model
-itself, orders set aside, "any question". `concepts(text)` names which of these `CONCEPTS` a text in one of these
-languages speaks of (each written as the words of those languages, from no data set); `ranking_score` turns their
-number into a score of `STEP` per concept from `MIN_CONCEPTS` on, at most `MAX_SHARE` of the threshold. It ranks
-such a text above ordinary text and never blocks: an ordinary text about AI ethics names several of them too.
-An operator's own text (a system prompt, full of rules and refusals) is not scored this way (`GuardModel.assess`).
+glossed, and its terms are still counted), so outside the rules (`languages.py`) it ranks their attacks as it ranks
+their ordinary text: near the bottom. A jailbreak in any language speaks of the same things, though: morality and
+ethics, rules and limits, censorship and filters, being bound by none of them, refusing and warning, what is
+illegal, a role to play, the model itself, orders set aside, "any question". `concepts(text)` names which of these
+`CONCEPTS` a text in one of these languages speaks of (each written as the words of those languages, from no data
+set); `ranking_score` turns their number into a score of `STEP` per concept from `MIN_CONCEPTS` on, at most
+`MAX_SHARE` of the threshold. It ranks such a text above ordinary text and never blocks: an ordinary text about AI
+ethics names several of them too. An operator's own text (a system prompt, full of rules and refusals) is not
+scored this way (`GuardModel.assess`).
 
 Pure functions, bounded work per text (one search per concept over its first `SAMPLE_CHARS` characters); never
 raise for any string.
@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from agentgov.ml.guard.gloss import CJK_LETTER, LETTER, MIN_SCRIPT_SHARE
+from agentgov.ml.guard.gloss import CJK_LETTER, HANGUL_LETTER, LETTER, MIN_SCRIPT_SHARE
 
 SAMPLE_CHARS = 20_000  # a text's first characters searched for the concepts
 SCRIPT_SAMPLE_CHARS = 4_000  # and those its script is told from
@@ -46,7 +46,7 @@ CONCEPTS: dict[str, str] = {
 }
 _CONCEPTS = tuple((name, re.compile(words, re.IGNORECASE)) for name, words in CONCEPTS.items())
 _SCRIPTS = (  # the script that names the language, most specific first: kana is Japanese, Hangul Korean
-    ("Korean", re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")),
+    ("Korean", HANGUL_LETTER),
     ("Japanese", re.compile(r"[\u3040-\u30ff]")),
 )
 
