@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentgov.ml.guard import casefold, patterns, rules
+from agentgov.ml.guard import casefold, rules, triggers
 from agentgov.ml.guard.base import base_examples
 from agentgov.ml.guard.normalise import normalise
 from agentgov.ml.guard.rules import RULES, match_rules, scan
@@ -665,7 +665,7 @@ def test_one_pass_finds_every_trigger_in_a_text() -> None:
     ],
 )
 def test_the_flood_precheck_finds_every_run_of_copies(text: str, repeats: bool) -> None:
-    assert patterns._repeats_a_unit(text) is repeats
+    assert triggers.repeats_a_unit(text) is repeats
     (flood,) = [rule for rule in RULES if rule.name == "repeated_token_flood"]
     if not repeats:  # the precheck is necessary: what it refuses, the pattern itself never matches
         assert flood.pattern.search(text) is None

@@ -1,5 +1,5 @@
-"""The guard's rule table: each rule's pattern, the category and score a match gives, and the trigger strings
-that say when the pattern can match at all (`rules.scan` applies them).
+"""The guard's rule table: each rule's pattern and the category and score a match gives (`rules.scan` applies
+them; `rule.Rule` is one rule, `triggers.TRIGGERS` says when its pattern can match at all).
 
 Rules are deliberately narrow: they name the attack's phrasing ("ignore the previous instructions", "you are
 DAN", "print your system prompt"), not words an ordinary prompt also uses ("ignore", "password", "system"); the
@@ -10,47 +10,15 @@ it must not.
 
 from __future__ import annotations
 
-import dataclasses
-import operator
-import re
 from collections.abc import Callable
 
 from agentgov.ml.guard import languages
-from agentgov.ml.guard.casefold import compile_folded, foldable, relaxed_pattern
-from agentgov.ml.guard.openings import share_openings
+from agentgov.ml.guard.rule import Rule, make_rule
+from agentgov.ml.guard.triggers import FLOOD_TIMES, FLOOD_UNIT, TRIGGERS, names_a_mode, repeats_a_unit
+
+__all__ = ["CATEGORIES", "FORBIDDABLE", "RULES", "Rule"]
 
 CATEGORIES = ("injection", "jailbreak", "leakage")
-
-
-@dataclasses.dataclass(frozen=True)
-class Rule:
-    name: str
-    category: str
-    score: float
-    pattern: re.Pattern[str]
-    #: Lower-case strings of which every match holds at least one, in a text folded (`casefold.fold`) with its
-    #: runs of white space written as one space: a text holding none cannot match, so the pattern is not run
-    #: (`scan`; a test holds the shortcut equal to running every pattern). A pattern written in ASCII is
-    #: announced by its triggers in a text of any script; one with letters of other scripts, in ASCII text only.
-    triggers: tuple[str, ...]
-    #: A cheaper test every matching text passes, run on the folded text (`casefold.fold`) with its runs of white
-    #: space written as one space, for a rule no trigger string can announce (any text).
-    precheck: Callable[[str], bool] | None = None
-    #: Whether a match counts only where its sentence speaks to the model ("you have been jailbroken"): the
-    #: name of a technique in a sentence that addresses no one ("the Do Anything Now prompt was patched") is
-    #: reported, like a mention (`scan`).
-    addressed: bool = False
-    #: The pattern lower-cased, to run case-sensitively on folded text (the same matches at the same spans, in
-    #: about half the time: `casefold`); None for a pattern with a case-sensitive group, which runs as written.
-    folded: re.Pattern[str] | None = None
-    #: For a pattern with a case-sensitive part: that part relaxed and the whole folded (`casefold.relaxed_pattern`),
-    #: a necessary test run on the folded text before the pattern itself.
-    relaxed: re.Pattern[str] | None = None
-
-    @property
-    def any_script(self) -> bool:
-        """Whether the pattern has letters outside ASCII, so that its triggers announce it in ASCII text only."""
-        return not self.pattern.pattern.isascii()
 
 
 def _rule(
@@ -62,101 +30,7 @@ def _rule(
     *,
     addressed: bool = False,
 ) -> Rule:
-    folded = compile_folded(pattern) if foldable(pattern) else None
-    relaxed = None if folded is not None else relaxed_pattern(pattern)
-    compiled = re.compile(pattern, re.IGNORECASE)
-    return Rule(
-        name,
-        category,
-        score,
-        compiled,
-        _TRIGGERS[name],
-        precheck,
-        addressed,
-        folded,
-        re.compile(share_openings(relaxed)) if relaxed is not None else None,
-    )
-
-
-FLOOD_TIMES = 25  # copies of a unit of up to FLOOD_UNIT tokens that make a `repeated_token_flood`
-FLOOD_UNIT = 4
-
-
-def _repeats_a_unit(text: str) -> bool:
-    """Whether, among the whitespace-separated words of `text`, some run of `FLOOD_TIMES` copies of a unit of at
-    most `FLOOD_UNIT` words could lie: for some k, words equal to the word k places on for
-    (`FLOOD_TIMES` - 1) * k positions in a row. Every `repeated_token_flood` match passes; the test runs at C
-    speed (about a tenth of the pattern's cost on a text that has no flood)."""
-    words = text.split()
-    for k in range(1, FLOOD_UNIT + 1):
-        need = (FLOOD_TIMES - 1) * k
-        if len(words) - k < need:
-            return False
-        if b"\x01" * need in bytes(map(operator.eq, words, words[k:])):
-            return True
-    return False
-
-
-def _names_a_mode(words: str) -> bool:
-    """A necessary test for `privileged_mode`, on folded text."""
-    return "mode" in words
-
-
-def _any_of(triggers: str) -> tuple[str, ...]:
-    return tuple(triggers.split("|"))
-
-
-_TRIGGERS: dict[str, tuple[str, ...]] = {
-    "ignore_previous_instructions": _any_of(
-        "ignore|disregard|forget|override|bypass|pay no attention to|discard|set aside|abandon|drop|regardless|"
-        "notwithstanding|in spite|despite"
-    ),
-    "spoofed_system_message": _any_of("system|im_start"),
-    "ignore_the_above": _any_of("ignore|disregard|forget"),
-    "role_override": _any_of("you are no longer|your new"),
-    "new_instructions": _any_of("instruction|task|directive|order"),
-    "instead_do": _any_of("instead|rather"),
-    "script_injection": _any_of("script|onerror|onload"),
-    "do_anything_now": _any_of("do anything now|dan mode|jailbr|developer mode|ethical|moral|content|dan"),
-    "privileged_mode": _any_of("mode"),
-    "repeat_forever": _any_of("repeat"),
-    "ai_reader_address": _any_of("you"),
-    "unrestricted_persona": _any_of(
-        "pretend|act as|act like|roleplay as|role-play as|you are|you're|if you had|if you have|if you were|"
-        "if you weren't|imagine"
-    ),
-    "reveal_system_prompt": _any_of(
-        "reveal|print|show|repeat|output|display|leak|tell me|give me|write out|spell out|spells out|translate|summar|"
-        "paraphrase|rephrase|rewrite|what|complete|share"
-    ),
-    "reveal_instructions_received": _any_of(
-        "so far|prior to|in your prompt|in your instructions|your directives|your guidelines|your configuration|"
-        "been given|were given"  # "'ve been given" holds "been given"
-    ),
-    "describe_own_instructions": _any_of(
-        "core|initial|original|underlying|hidden|internal|foundational|guiding|fundamental|secret|confidential|"
-        "built-in|preset|pre-set|inner|guide|govern|shape|define|control|dictate|direct|determin|received|operate|"
-        "bound|abide|adhere|obey|follow|programmed|configured|instructed|told|given|provided|assigned|creator|"
-        "developer|maker|designer|operator|programmer"
-    ),
-    "reveal_given_secret": _any_of("print|tell|reveal|give|say|output|show|what|spell|repeat|share|list|dump"),
-    "exfiltration_link": _any_of("![|http|www."),
-    "send_secrets": _any_of("send|forward|email|post|share|reveal|include"),
-    "disguised_secret": _any_of("spell|write|say|give|tell|print|encode|reverse|output|show"),
-    "disable_safety": _any_of(
-        "disable|turn off|switch off|deactivate|bypass|remove|override|circumvent|suspend|lift|ignore|disregard|forget"
-    ),
-    "fake_delimiter": _any_of("end"),
-    "fake_completion": _any_of("complete|done|finished"),
-    "reveal_conversation": _any_of("conversation|dialogue|dialog|chat|discussion|exchange|session|the command"),
-    "task_detour": _any_of("in order to"),
-    "self_granted_privilege": _any_of("grant yourself|you have|you had|you possess"),
-    "probe_configuration": _any_of(
-        "how you|what|summar|convert|format|encode|serial|express|dump|rewrite|restate|render|quote|recite"
-    ),
-    "repeated_token_flood": tuple(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"),  # every ASCII character `\s` matches
-    **languages.TRIGGERS,
-}
+    return make_rule(name, category, score, pattern, TRIGGERS[name], precheck, addressed=addressed)
 
 
 _W = r"[^.\n!?]{0,40}?"  # a short stretch within one sentence
@@ -273,7 +147,7 @@ RULES: tuple[Rule, ...] = (
         r"mode\b"
         r"|\b(?:unrestricted|jailbreak|jailbroken|DAN)\s+mode\s+(?:that\s+)?"
         r"(?:we|you|I)\s+(?:(?:have|had|'ve)\s+)?(?:enabled|activated|turned on|unlocked|set up|agreed on)\b",
-        _names_a_mode,
+        names_a_mode,
     ),
     _rule(
         "unrestricted_persona",
@@ -483,7 +357,7 @@ RULES: tuple[Rule, ...] = (
         # case-sensitive (copies are copies), as its precheck compares words
         rf"(?-i:(?<!\S)(?!(?:[\d.,:;=_|+*#~-]+\s+){{{FLOOD_TIMES}}})"  # not a run of numbers or separators
         rf"((?:\S{{1,20}}\s+){{1,{FLOOD_UNIT}}}?)\1{{{FLOOD_TIMES - 1},}})",
-        _repeats_a_unit,
+        repeats_a_unit,
     ),
     _rule(
         "disable_safety",
