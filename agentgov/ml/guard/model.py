@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from agentgov.ml.guard.advice import advice_spans
 from agentgov.ml.guard.answer_form import form_spans
 from agentgov.ml.guard.assessment import Assessment, HarmFinding
 from agentgov.ml.guard.data_text import data_words
@@ -220,16 +221,20 @@ class GuardModel:
     def _judge_speech(self, text: str, scanned: Scan, style: StyleSource = None) -> tuple[float, np.ndarray]:
         """`judge`, with the sentences that only shape the answer left out (`answer_form.form_spans`: the
         classifier learnt orders about the answer from attacks alone; a text of fewer than `MIN_CHARS_BESIDE_FORM`
-        besides them is read whole, as constraints with no request are no ordinary prompt) and quotations (and
+        besides them is read whole, as constraints with no request are no ordinary prompt), the sentences that
+        advise a person about their own credentials left out too (`advice.advice_spans`: the classifier learnt
+        "your password" from attacks alone; advice asks for nothing, so a text of advice alone is read as
+        empty), and quotations (and
         mentioned attacks, `Scan.reported`) read as reported speech: when a text quotes and has a voice of its own
         (at least `MIN_OWN_CHARS` and `MIN_OWN_SHARE` of it outside what it reports and its form sentences), its
         attack probability is the larger of its own words' and `QUOTED_FACTOR` of the whole text's. A discussion
         that quotes an attack is judged by what it says; a text that only quotes is judged whole. The rule hits are
         the whole text's."""
         hits = scanned.hits
-        form = form_spans(text)
+        advice = advice_spans(text)
+        form = form_spans(text) + advice
         read = spoken(text, form).strip() if form else text
-        if len(read) < MIN_CHARS_BESIDE_FORM:  # only orders about the answer: no request beside them, read whole
+        if len(read) < MIN_CHARS_BESIDE_FORM and not advice:  # only orders about the answer: read whole
             read, form = text, []
         whole = self.judge(read, hits, style)
         spans = scanned.reported
