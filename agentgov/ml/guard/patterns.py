@@ -34,6 +34,23 @@ def _rule(
 
 
 _W = r"[^.\n!?]{0,40}?"  # a short stretch within one sentence
+#: A short stretch within one sentence before the object of a request to reveal, that names no other object of
+#: the verb: not "show me how to write a good system prompt", "summarize the risk of system prompt leaks", nor
+#: "summarize the difference between a system prompt and …"
+_W_TO_OBJECT = (
+    r"(?:(?!\b(?:how\s+to|write|writing|create|creating|draft|drafting|design|designing|build|building|craft|"
+    r"crafting|improve|improving|optimi[sz]e|test|testing|evaluate|evaluating|protect|protecting|secure|securing|"
+    r"harden|hardening|defend|defending|differences?|risks?|dangers?|role|purpose|concept|importance|benefits?|"
+    r"best\s+practices|examples?|samples?|templates?)\b)[^.\n!?]){0,40}?"
+)
+#: The model's own prompt, not a prompt in general: "a system prompt", "this system prompt" (one the writer
+#: gives), "my system prompt", "a good system prompt"; nor a compound that names something about it ("system
+#: prompt leaks", "system prompt design").
+_GENERIC_BEFORE = r"(?<!\ba )(?<!\ban )(?<!\bthis )(?<!\bmy )(?<!\bour )(?<!\bgood )(?<!\bsample )(?<!\bexample )"
+_COMPOUND_AFTER = (
+    r"(?!\s+(?:output\s+requests?|leaks?|leakage|extraction|injections?|attacks?|requests?|protection|security|"
+    r"design|engineering|templates?|examples?|best\s+practices))"
+)
 _OWN = (  # words that make instructions the model's own
     r"(?:core|initial|original|underlying|hidden|internal|foundational|guiding|fundamental|secret|confidential|"
     r"built-in|pre-?set|inner)"
@@ -181,8 +198,9 @@ RULES: tuple[Rule, ...] = (
         "reveal_system_prompt",
         "leakage",
         0.9,
-        rf"\b(?:reveal|print|show|repeat|output|display|leak|tell me|give me|write out|spells? out)\b{_W}"
-        rf"\b(?:system prompt|initial prompt|hidden (?:prompt|instructions)|your (?:(?:hidden|secret|internal|"
+        rf"\b(?:reveal|print|show|repeat|output|display|leak|tell me|give me|write out|spells? out)\b{_W_TO_OBJECT}"
+        rf"\b(?:{_GENERIC_BEFORE}(?:system prompt|initial prompt){_COMPOUND_AFTER}|hidden (?:prompt|instructions)|"
+        rf"your (?:(?:hidden|secret|internal|"
         rf"original|initial|real) )?(?:instructions|system message|prompt|rules)|"
         rf"(?:the )?(?:text|words|instructions) above|everything (?:above|before this|so far)|"
         rf"(?:the )?(?:beginning|start|top) of (?:this|the|our) conversation|"
@@ -210,7 +228,8 @@ RULES: tuple[Rule, ...] = (
         rf"instructions)\b"
         # re-wording the prompt is extraction too, but only of the model's own prompt ("translate the text
         # above" is an ordinary request)
-        rf"|\b(?:translate|summari[sz]e|paraphrase|rephrase|rewrite)\b{_W}\b(?:system prompt|initial prompt|"
+        rf"|\b(?:translate|summari[sz]e|paraphrase|rephrase|rewrite)\b{_W_TO_OBJECT}\b(?:{_GENERIC_BEFORE}"
+        rf"(?:system prompt|initial prompt){_COMPOUND_AFTER}|"
         rf"the hidden (?:prompt|instructions)|your (?:(?:initial|original|first|hidden|secret|system) )?"
         rf"(?:instructions|system message|prompt))\b",
     ),
