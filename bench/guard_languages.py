@@ -2,12 +2,12 @@
 
     python bench/guard_languages.py [--rounds 5] [--lengths 500,2000]
 
-`bench/data/guard_languages.json` holds one ordinary text per language, the same notice about business trips
-written in English, Russian, Spanish, German, French, Chinese, Japanese, Korean and Arabic (about 1,800-2,000
-characters each; the Chinese, Japanese and Korean ones are shorter in characters). Each is cut to each length
-(a shorter one is followed by itself again, so every language is measured at the same length in characters),
-and the shipped model judges every text in turn, round after round, so that all languages share the machine's
-noise. Printed per language and length: p50 and p99 in milliseconds and the p50 as a multiple of English's.
+`bench/data/guard_languages.json` holds one ordinary text per language, the same notice about business trips written
+in English, Russian, Spanish, German, French, Chinese, Japanese, Korean, Arabic and Hindi in Latin letters (about
+1,800-2,000 characters each; the Chinese, Japanese and Korean ones are shorter in characters). Each is cut to each
+length (a shorter one is followed by itself again, so every language is measured at the same length in characters),
+and the shipped model judges every text in turn, round after round, so that all languages share the machine's noise.
+Printed per language and length: p50 and p99 in milliseconds and the p50 as a multiple of English's.
 A text in another language costs more than an English one: a language the guard glosses is read twice (as written
 and word by word in English), and the rules written for other languages run on it.
 """

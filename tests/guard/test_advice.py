@@ -29,10 +29,16 @@ def advice_sentences(text: str) -> list[str]:
             "Use a strong, unique password for each account and enable two-factor authentication.",
             ["Use a strong, unique password for each account and enable two-factor authentication."],
         ),
-        ("Keep your API key secret and never commit it to git.", ["Keep your API key secret and never commit it to git."]),
+        (
+            "Keep your API key secret and never commit it to git.",
+            ["Keep your API key secret and never commit it to git."],
+        ),
         ("We will never call you and ask for your PIN.", ["We will never call you and ask for your PIN."]),
         ("Don't write down your passwords on sticky notes.", ["Don't write down your passwords on sticky notes."]),
-        ("Never share your one-time code with anyone, not even our staff.", ["Never share your one-time code with anyone, not even our staff."]),
+        (
+            "Never share your one-time code with anyone, not even our staff.",
+            ["Never share your one-time code with anyone, not even our staff."],
+        ),
         # after a colon: what comes before it is read
         (
             "Dear team, as part of our security awareness month: never share your password with anyone, and IT will never ask for your password by email.",
