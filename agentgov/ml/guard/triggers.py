@@ -53,7 +53,7 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
     "do_anything_now": _any_of("do anything now|dan mode|jailbr|developer mode|ethical|moral|content|dan"),
     "privileged_mode": _any_of("mode"),
     "repeat_forever": _any_of("repeat"),
-    "ai_reader_address": _any_of("you"),
+    "ai_reader_address": _any_of("you|ai|llm|gpt|bot|language model"),
     "unrestricted_persona": _any_of(
         "pretend|act as|act like|roleplay as|role-play as|you are|you're|if you had|if you have|if you were|"
         "if you weren't|imagine"
@@ -72,7 +72,10 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
         "bound|abide|adhere|obey|follow|programmed|configured|instructed|told|given|provided|assigned|creator|"
         "developer|maker|designer|operator|programmer"
     ),
-    "reveal_given_secret": _any_of("print|tell|reveal|give|say|output|show|what|spell|repeat|share|list|dump"),
+    "reveal_given_secret": _any_of(
+        "print|tell|reveal|give|say|output|show|what|spell|repeat|share|list|dump|disclose|leak|write|display|first|"
+        "last|st |nd |rd |th "
+    ),
     "exfiltration_link": _any_of("![|http|www."),
     "send_secrets": _any_of("send|forward|email|post|share|reveal|include"),
     "disguised_secret": _any_of("spell|write|say|give|tell|print|encode|reverse|output|show"),
