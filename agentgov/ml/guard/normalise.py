@@ -410,15 +410,26 @@ _WORD_GAP = re.compile(r"[ \t]{2,}")
 _LEET_TOKEN = re.compile(r"(?<![\w@$])[\w@$]{3,}")
 _LEET_HINT = re.compile(r"[A-Za-z][0-9@$]|[0-9@$][A-Za-z]")  # a stand-in beside a letter, somewhere
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "@": "a", "$": "s"})
-#: At least this many different leetspeak tokens must read as common English words (`_COMMON`): "4th", "10am",
+#: A "1" stands for an "l" as often as for an "i" ("ru13s", "f1lt3rs"): read so when only that reads as a word.
+#: The words leetspeak must spell: `_COMMON` and those of a request for harm or a way round the rules ("h0w t0
+#: m4k3 …", "1gn0r3 ru13s and bypass f1lt3rs").
+_LEET_COMMON = _COMMON | {"how", "make", "create", "build", "step", "steps", "by", "rules", "bypass", "filters"}
+_LEET_L = str.maketrans({"0": "o", "1": "l", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "@": "a", "$": "s"})
+#: At least this many different leetspeak tokens must read as common English words (`_LEET_COMMON`): "4th", "10am",
 #: "mp3" or "B2B" never do.
 MIN_LEET_WORDS = 2
 
 
 def _as_letters(token: str) -> str:
-    """A leetspeak token read as letters; any other token as it is."""
+    """A leetspeak token read as letters (a "1" as an "l" when only that reads as a common word); any other token
+    as it is."""
     read = token.translate(_LEET)
-    return read if read.isalpha() else token
+    if not read.isalpha():
+        return token
+    other = token.translate(_LEET_L) if "1" in token and read.lower() not in _LEET_COMMON else read
+    if other.lower() in _LEET_COMMON:
+        return other
+    return read
 
 
 def _one_case(word: str) -> bool:
@@ -453,9 +464,9 @@ def _respell(text: str) -> list[tuple[Finding, str]]:
     words = {
         read.lower()
         for token in _LEET_TOKEN.findall(sample)
-        if not token.isalpha() and (read := token.translate(_LEET)).isalpha()
+        if not token.isalpha() and (read := _as_letters(token)) != token
     }
-    if len(words & _COMMON) >= MIN_LEET_WORDS:
+    if len(words & _LEET_COMMON) >= MIN_LEET_WORDS:
         plain = _LEET_TOKEN.sub(lambda match: _as_letters(match.group(0)), sample)
         found.append((Finding("leetspeak", f"leetspeak read as letters: {_quote(plain)}"), plain))
     return found
