@@ -202,6 +202,9 @@ RULES: tuple[Rule, ...] = (
         rf"\b(?:{_GENERIC_BEFORE}(?:system prompt|initial prompt){_COMPOUND_AFTER}|hidden (?:prompt|instructions)|"
         rf"your (?:(?:hidden|secret|internal|"
         rf"original|initial|real) )?(?:instructions|system message|prompt|rules)|"
+        # the model's own setup by another name: "show me your system guidelines" (not "your system settings", which
+        # a user asks of a person or a device)
+        rf"your (?:system|hidden|secret|original|initial) (?:guidelines|directives)|"
         rf"(?:the )?(?:text|words|instructions) above|everything (?:above|before this|so far)|"
         rf"(?:the )?(?:beginning|start|top) of (?:this|the|our) conversation|"
         rf"(?:the )?(?:instructions|prompt) (?:given|written|provided) (?:to you )?(?:at|in) the "
