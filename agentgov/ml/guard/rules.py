@@ -78,7 +78,7 @@ def scan(text: str, *, prohibitions: bool = False, gloss: bool = False) -> Scan:
         chosen = None
         tries = _ADDRESS_TRIES
         for start, end in spans:
-            quoted = in_reported.hold(start, end)
+            quoted = in_reported.hold(start, end) or _runs_into_a_report(rule, text, folded, start, end, reported)
             negation = prohibitions and not quoted and rule.name in FORBIDDABLE and negated(text, start)
             quoted = quoted or negation
             if not quoted and rule.addressed:
@@ -94,6 +94,21 @@ def scan(text: str, *, prohibitions: bool = False, gloss: bool = False) -> Scan:
         if chosen is not None:
             hits.append(chosen)
     return Scan(sorted(hits, key=lambda h: -h.score), reported)
+
+
+def _runs_into_a_report(
+    rule: Rule, text: str, folded: str, start: int, end: int, reported: list[tuple[int, int]]
+) -> bool:
+    """Whether a match that opens outside a reported stretch and ends inside it ("users try to override („Ignore
+    previous instructions")", read "override ("Ignore previous instructions")") only ran into it: the stretch
+    matches the rule on its own, so the attack is what it reports. A match whose reported part does not match
+    alone ('Ignore all previous "instructions"') is the writer's own."""
+    for report_start, report_end in reported:
+        if report_start >= end:
+            break
+        if start < report_start and end <= report_end:
+            return bool(_spans(rule, text[report_start:report_end], folded[report_start:report_end]))
+    return False
 
 
 def _spans(rule: Rule, text: str, folded: str) -> list[tuple[int, int]]:

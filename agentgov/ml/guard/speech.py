@@ -28,8 +28,9 @@ _QUOTED = re.compile(
     # (the lookbehind after the opening mark, not before it: every branch then opens with a mark, and the engine
     # skips to the next one instead of trying each branch at every position)
     r"|'(?<!\w')(?=[^\s'])[^'\n]{1,400}(?<=[^\s'])'(?:(?!\w)|(?=[\uac00-\ud7af]))"  # a Korean particle may follow
-    # the quotation marks of other languages: German „…“, guillemets «…», Chinese and Japanese corner brackets
-    r"|\u201e[^\u201c\u201d\n]{1,400}[\u201c\u201d]|\u00ab[^\u00bb\n]{1,400}\u00bb|\u300c[^\u300d\n]{1,400}\u300d"
+    # the quotation marks of other languages: German „…“ (closed by a straight mark too, as keyboards type it:
+    # „…"), guillemets «…», Chinese and Japanese corner brackets
+    r"|\u201e[^\u201c\u201d\"\n]{1,400}[\u201c\u201d\"]|\u00ab[^\u00bb\n]{1,400}\u00bb|\u300c[^\u300d\n]{1,400}\u300d"
     r"|\u300e[^\u300f\n]{1,400}\u300f"
 )
 
