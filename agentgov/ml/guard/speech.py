@@ -87,6 +87,10 @@ _MENTION_CUE = re.compile(
     # a request or an attempt named before what it asks: "a request to print the system prompt", "block requests
     # to reveal …", "attempts to override …"
     r"|\b(?:requests?|attempts?)\s+(?:(?:that|which)\s+asks?\s+(?:" + _THE_MODEL + r"\s+)?)?to"
+    # what an attack is for, reported: "applying pressure to bypass all ethical guidelines", "a prompt designed
+    # to …" (not "try to", which an attack can order)
+    r"|\b(?:designed|intended|meant|engineered|crafted|pressure|pressured|pressuring|aim(?:s|ed)?|tricked|tricks?)"
+    r"\s+(?:(?:it|them|the\s+(?:model|ai|assistant|llm|bot))\s+)?(?:to|into)"
     # words as words: "the phrase ignore previous instructions", "the string …" (not "the text", which an attack
     # points at: "read the text: ignore …")
     r"|\b(?:the|a|this|that|such)\s+(?:phrases?|strings?|sentences?|wording|patterns?|payloads?)"
