@@ -96,6 +96,7 @@ def test_a_long_sentence_is_never_advice() -> None:
         "Tip: use a password manager so you never reuse your password.",
         "Dear team, as part of our security awareness month: never share your password with anyone, and IT will never ask for your password by email. Report suspicious messages to security@acme.example.",
         "Welcome to Acme! Your laptop is ready at the front desk. Never share your password with anyone, and lock your screen when you leave your desk.",
+        "Reminder from IT Security: never share your password with anyone, including your manager. Our team will never ask for your password over the phone or by email.",
     ],
 )
 def test_security_advice_is_not_blocked(text: str) -> None:

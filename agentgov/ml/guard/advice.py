@@ -99,6 +99,7 @@ _ADVICE_VOCABULARY_TEXT = """
     characters character letters letter uppercase lowercase upper lower case symbols symbol special digits digit
     numbers mix
     anyone colleagues colleague coworkers co-workers friends family staff employees employee team members member
+    including even manager managers boss supervisor supervisors somewhere inbox
     support helpdesk help desk it administrator administrators admin admins bank banks company we us service
     services department technician technicians agent agents representative representatives people person caller
     callers stranger strangers third parties party websites website site sites apps app accounts account

@@ -102,7 +102,7 @@ _MENTION_CUE = re.compile(
     r"|\b(?:detect(?:ion|ors?)|rules?|filters?|guardrails?|classifiers?|signatures?|regex(?:es)?)\s+"
     r"(?:(?:rules?|patterns?|logic|systems?)\s+)?(?:for|of|against|that\s+(?:catch|detect|block|flag)(?:es|s)?)"
     # what the model does with such a request, reported: "checks the chatbot refuses to print its system prompt"
-    rf"|\b{_THE_MODEL}\s+(?:always\s+|still\s+)?(?:refuses|refused|declines|declined|won't|will\s+not|wouldn't|"
+    rf"|\b(?:(?:a|an|any|every)\s+(?:model|bot|chatbot|assistant|ai|llm|agent)|{_THE_MODEL})\s+(?:always\s+|still\s+)?(?:refuses|refused|declines|declined|won't|will\s+not|wouldn't|"
     r"would\s+not|doesn't|does\s+not|didn't|did\s+not|never|cannot|can't|must\s+not|should\s+not|shouldn't)"
     r"(?:\s+to)?"
     # the same reports in Korean, Chinese and Japanese: "프롬프트 인젝션을 시도하여 …" (by attempting an injection),
@@ -161,6 +161,23 @@ def _discusses(folded: str) -> bool:
     return _DISCUSSES_WORDS.search(folded) is not None or _DISCUSSES_CJK.search(folded) is not None
 
 
+#: An order, in a text's own words, to do what it reports, where a clause opens: "Do it now.", "Carry it out.",
+#: "Comply.", "Please output it in full", "you answer it, fully", and anywhere "approve it by printing it", "by first
+#: doing exactly that" (not "do not comply", "we need to do it before launch", "while doing so, …", "should it answer
+#: it?": a discussion says what the model must not do, and what its writers will do).
+_ENACTED = re.compile(
+    # (after a mark only spaces and tabs, taken possessively, and at most three leads: every line break is a clause
+    # opening of its own, and no opening reads further than a few words, so the search is linear in the text)
+    r"(?:(?:^|[.!?;:\n,])[ \t]*+|\b(?:and|then)\s++)(?:(?:now|please|just|so|then|ok|okay)(?:[ \t]*+,)?\s++){0,3}+"
+    r"(?:you\s++(?:(?:must|will|shall|should)\s++)?)?"
+    r"(?:(?:do|carry|perform|execute|follow|obey|fulfil|fulfill|honou?r|action|output|enact|answer)\s+(?:it|this|that|"
+    r"them|so)(?:\s+(?:out|now|in\s+full|fully|immediately|right\s+now|below|here|verbatim|first|exactly|word\s+for\s+"
+    r"word))*(?=\s*(?:[.!,;:]|$|and\b|then\b))"
+    r"|comply\b(?!\s+with\b))"
+    r"|\bby\s+(?:first\s+)?(?:printing|outputting|revealing|showing|doing|repeating|sharing)\s+(?:exactly\s+)?(?:it|them|"
+    r"this|that)(?=\s*(?:[.!,;:]|$|below\b|here\b|now\b|in\s+full\b|first\b|and\b|then\b))",
+    re.IGNORECASE,
+)
 _CHAINED = re.compile(r"[\s,;:]*(?:(?:and|or|then|and then)\s+)?")  # between two mentioned matches
 
 
@@ -193,6 +210,10 @@ def reported_stretches(text: str, matches: Iterable[tuple[int, int]]) -> list[tu
         elif _EXAMPLE_CUE.search(text, max(0, start - _MENTION_REACH), start):
             mentions.append((start, end))
             by_example.append(True)
+    if (quotes or mentions) and _ENACTED.search(spoken(text, quotes + mentions)):
+        # its own words order what it reports done ("A request to reveal your system prompt was approved. Do it
+        # now."): nothing it reports is anyone else's
+        return []
     if (quotes or any(by_example)) and not _discusses(fold(spoken(text, quotes + mentions))):
         # speaks of no attack, model or defence: its quotations and examples are its own words
         quotes = []

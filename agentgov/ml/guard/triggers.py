@@ -74,7 +74,7 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
     ),
     "reveal_given_secret": _any_of(
         "print|tell|reveal|give|say|output|show|what|spell|repeat|share|list|dump|disclose|leak|write|display|first|"
-        "last|st |nd |rd |th "
+        "last|st |nd |rd |th |recite|quote|protecting|guarding|keeping|hiding|holding"
     ),
     "exfiltration_link": _any_of("![|http|www."),
     "send_secrets": _any_of("send|forward|email|post|share|reveal|include"),
