@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import re
 
+from agentgov.ml.guard.answer_form import SENTENCE
+
 MAX_ADVICE_CHARS = 200
 
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
 #: Where advice may open inside a sentence: after a colon ("Dear team, as part of security month: never share
 #: your password"). What comes before it is read.
 _LEAD_IN = re.compile(r":")
@@ -127,7 +128,7 @@ def advice_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence of `text` (normalised) that advises a person about their own credentials, in
     order (see the module docstring). A sentence ends at `.`, `!`, `?` or a line break."""
     spans = []
-    for found in _SENTENCE.finditer(text):
+    for found in SENTENCE.finditer(text):
         sentence = found.group(0)
         if len(sentence) > 2 * MAX_ADVICE_CHARS or not _CREDENTIAL.search(sentence):
             continue

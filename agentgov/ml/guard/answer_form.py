@@ -23,7 +23,8 @@ import re
 
 MAX_FORM_CHARS = 200
 
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
+#: A sentence: up to `.`, `!`, `?` or a line break (`advice.py` reads the same sentences).
+SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
 _LEAD = (
     r"[\s\"'(\[*#>:-]*(?:(?:please|also|and|finally|additionally|lastly|then|moreover|importantly|note(?:\s+that)?|"
     r"(?:make|be)\s+sure(?:\s+(?:that|to))?|ensure(?:\s+that)?|remember(?:\s+to)?|in\s+addition|"
@@ -151,7 +152,7 @@ def form_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence of `text` (normalised) that only shapes the answer, in order (see the
     module docstring). A sentence ends at `.`, `!`, `?` or a line break."""
     spans = []
-    for found in _SENTENCE.finditer(text):
+    for found in SENTENCE.finditer(text):
         sentence = found.group(0)
         if len(sentence) > MAX_FORM_CHARS or not _HEADS.match(sentence) or not _FORM_WORD.search(sentence):
             continue

@@ -409,12 +409,13 @@ _WORD_GAP = re.compile(r"[ \t]{2,}")
 #: Leetspeak: a token of letters, digits and look-alike symbols that holds a stand-in and reads as letters.
 _LEET_TOKEN = re.compile(r"(?<![\w@$])[\w@$]{3,}")
 _LEET_HINT = re.compile(r"[A-Za-z][0-9@$]|[0-9@$][A-Za-z]")  # a stand-in beside a letter, somewhere
-_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "@": "a", "$": "s"})
+_LEET_LETTERS = {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "@": "a", "$": "s"}
+_LEET = str.maketrans(_LEET_LETTERS)
 #: A "1" stands for an "l" as often as for an "i" ("ru13s", "f1lt3rs"): read so when only that reads as a word.
 #: The words leetspeak must spell: `_COMMON` and those of a request for harm or a way round the rules ("h0w t0
 #: m4k3 …", "1gn0r3 ru13s and bypass f1lt3rs").
 _LEET_COMMON = _COMMON | {"how", "make", "create", "build", "step", "steps", "by", "rules", "bypass", "filters"}
-_LEET_L = str.maketrans({"0": "o", "1": "l", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "@": "a", "$": "s"})
+_LEET_L = str.maketrans(_LEET_LETTERS | {"1": "l"})
 #: At least this many different leetspeak tokens must read as common English words (`_LEET_COMMON`): "4th", "10am",
 #: "mp3" or "B2B" never do.
 MIN_LEET_WORDS = 2
@@ -426,9 +427,10 @@ def _as_letters(token: str) -> str:
     read = token.translate(_LEET)
     if not read.isalpha():
         return token
-    other = token.translate(_LEET_L) if "1" in token and read.lower() not in _LEET_COMMON else read
-    if other.lower() in _LEET_COMMON:
-        return other
+    if "1" in token and read.lower() not in _LEET_COMMON:
+        other = token.translate(_LEET_L)
+        if other.lower() in _LEET_COMMON:
+            return other
     return read
 
 

@@ -102,7 +102,8 @@ _MENTION_CUE = re.compile(
     r"|\b(?:detect(?:ion|ors?)|rules?|filters?|guardrails?|classifiers?|signatures?|regex(?:es)?)\s+"
     r"(?:(?:rules?|patterns?|logic|systems?)\s+)?(?:for|of|against|that\s+(?:catch|detect|block|flag)(?:es|s)?)"
     # what the model does with such a request, reported: "checks the chatbot refuses to print its system prompt"
-    rf"|\b(?:(?:a|an|any|every)\s+(?:model|bot|chatbot|assistant|ai|llm|agent)|{_THE_MODEL})\s+(?:always\s+|still\s+)?(?:refuses|refused|declines|declined|won't|will\s+not|wouldn't|"
+    rf"|\b(?:(?:a|an|any|every)\s+(?:model|bot|chatbot|assistant|ai|llm|agent)|{_THE_MODEL})\s+(?:always\s+|still\s+)?"
+    r"(?:refuses|refused|declines|declined|won't|will\s+not|wouldn't|"
     r"would\s+not|doesn't|does\s+not|didn't|did\s+not|never|cannot|can't|must\s+not|should\s+not|shouldn't)"
     r"(?:\s+to)?"
     # the same reports in Korean, Chinese and Japanese: "프롬프트 인젝션을 시도하여 …" (by attempting an injection),
@@ -210,11 +211,12 @@ def reported_stretches(text: str, matches: Iterable[tuple[int, int]]) -> list[tu
         elif _EXAMPLE_CUE.search(text, max(0, start - _MENTION_REACH), start):
             mentions.append((start, end))
             by_example.append(True)
-    if (quotes or mentions) and _ENACTED.search(spoken(text, quotes + mentions)):
+    own = spoken(text, quotes + mentions) if quotes or mentions else text
+    if (quotes or mentions) and _ENACTED.search(own):
         # its own words order what it reports done ("A request to reveal your system prompt was approved. Do it
         # now."): nothing it reports is anyone else's
         return []
-    if (quotes or any(by_example)) and not _discusses(fold(spoken(text, quotes + mentions))):
+    if (quotes or any(by_example)) and not _discusses(fold(own)):
         # speaks of no attack, model or defence: its quotations and examples are its own words
         quotes = []
         mentions = [span for span, example in zip(mentions, by_example, strict=True) if not example]
