@@ -217,7 +217,7 @@ def _invisible_as_spaces(visible: str, stripped: str) -> str:
 #: A character written as a string escape outside a JSON document, as code writes one: `\x6f`, `\u006f` (its
 #: backslash doubled too, as a string in a string writes it: `\\x6f`); or as
 #: an HTML numeric character reference: `&#111;`, `&#x6f;`.
-_ESCAPE = re.compile(r"\\+(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4}))|&#(?:x([0-9A-Fa-f]{1,4})|([0-9]{1,5}));")
+_ESCAPE = re.compile(r"(?<!\\)\\++(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4}))|&#(?:x([0-9A-Fa-f]{1,4})|([0-9]{1,5}));")
 #: Escapes of printable characters that make a text worth reading decoded (code writes control characters and
 #: non-ASCII letters that way, seldom a printable ASCII character).
 MIN_ESCAPED = 3

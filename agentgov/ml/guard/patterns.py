@@ -83,7 +83,9 @@ RULES: tuple[Rule, ...] = (
         "spoofed_system_message",
         "injection",
         0.85,
-        r"(?:#{2,}\s*\(?\s*system[_ ]?(?:message|prompt)|<\|?\s*(?:system|im_start)\s*\|?>|\[\s*system\s*\]\s*:|"
+        # (a run of "#" read once, from its first)
+        r"(?:(?<!#)#{2,}+\s*+\(?\s*+system[_ ]?(?:message|prompt)|<\|?\s*(?:system|im_start)\s*\|?>"
+        r"|\[\s*system\s*\]\s*:|"
         r"\bsystem\s+(?:override|update|notice)\s*:)",
     ),
     _rule(
