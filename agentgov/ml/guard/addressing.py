@@ -54,7 +54,12 @@ def addresses_the_model(text: str, start: int, end: int) -> bool:
     after = _SENTENCE_END.search(text, end, end + _SENTENCE_REACH)
     last = after.start() if after else min(len(text), end + _SENTENCE_REACH)
     sentence = text[first:last]
-    return bool(_ADDRESS.search(sentence) or _ADDRESS_CASED.search(sentence) or _IMPERATIVE.match(sentence))
+    return addresses_the_reader(sentence) or bool(_IMPERATIVE.match(sentence))
+
+
+def addresses_the_reader(sentence: str) -> bool:
+    """Whether `sentence` holds a word for "you" (`_ADDRESS`, or the polite German "Sie")."""
+    return bool(_ADDRESS.search(sentence) or _ADDRESS_CASED.search(sentence))
 
 
 def negated(text: str, start: int) -> bool:

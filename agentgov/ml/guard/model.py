@@ -50,6 +50,7 @@ from agentgov.ml.guard.encoding import (
     unit_weights,
     unpack_array,
 )
+from agentgov.ml.guard.exposition import exposition_spans
 from agentgov.ml.guard.features import RULE_NAMES, Counts, bucket_counts, rule_value, weigh, word_grams
 from agentgov.ml.guard.gloss import Gloss, gloss
 from agentgov.ml.guard.harm import HarmModel, frame
@@ -218,30 +219,41 @@ class GuardModel:
             logits += self._columns[2 * BUCKETS + RULE_NAMES.index(hit.rule)] * rule_value(hit)
         return logits
 
-    def _judge_speech(self, text: str, scanned: Scan, style: StyleSource = None) -> tuple[float, np.ndarray]:
+    def _judge_speech(
+        self, text: str, scanned: Scan, style: StyleSource = None, *, describes: bool = False
+    ) -> tuple[float, np.ndarray]:
         """`judge`, with the sentences that only shape the answer left out (`answer_form.form_spans`: the
         classifier learnt orders about the answer from attacks alone; a text of fewer than `MIN_CHARS_BESIDE_FORM`
         besides them is read whole, as constraints with no request are no ordinary prompt), the sentences that
         advise a person about their own credentials left out too (`advice.advice_spans`: the classifier learnt
         "your password" from attacks alone; advice asks for nothing, so a text of advice alone is read as
-        empty), and quotations (and
+        empty), and, where the text `describes` (the writer's own pieces of a text in English or another language
+        not glossed), so are the sentences that describe attacks in the third person asking no one for anything
+        (`exposition.exposition_spans`: the classifier learnt the subject's vocabulary from attacks alone), and
+        quotations (and
         mentioned attacks, `Scan.reported`) read as reported speech: when a text quotes and has a voice of its own
-        (at least `MIN_OWN_CHARS` and `MIN_OWN_SHARE` of it outside what it reports and its form sentences), its
+        (at least `MIN_OWN_CHARS` and `MIN_OWN_SHARE` of it outside what it reports and its form and advice
+        sentences, its descriptions counted as its own), its
         attack probability is the larger of its own words' and `QUOTED_FACTOR` of the whole text's. A discussion
         that quotes an attack is judged by what it says; a text that only quotes is judged whole. The rule hits are
         the whole text's."""
         hits = scanned.hits
         advice = advice_spans(text)
-        form = form_spans(text) + advice
+        described = exposition_spans(text, scanned.reported) if describes else []
+        left_out = advice + described  # neither asks the model for anything (`spoken` merges overlaps)
+        form = sorted(form_spans(text) + left_out)
         read = spoken(text, form).strip() if form else text
-        if len(read) < MIN_CHARS_BESIDE_FORM and not advice:  # only orders about the answer: read whole
+        if len(read) < MIN_CHARS_BESIDE_FORM and not left_out:  # only orders about the answer: read whole
             read, form = text, []
         whole = self.judge(read, hits, style)
         spans = scanned.reported
         if not spans:
             return whole
         remainder = " ".join(spoken(text, [*spans, *form]).split())
-        if len(remainder) < MIN_OWN_CHARS or len(remainder) < MIN_OWN_SHARE * len(read):
+        # a description is the writer's own voice, though not read: it counts towards what the text says itself
+        voiced = [span for span in form if span not in described]
+        own = len(" ".join(spoken(text, [*spans, *voiced]).split()))
+        if own < MIN_OWN_CHARS or own < MIN_OWN_SHARE * len(spoken(text, voiced).strip() if voiced else text):
             return whole
         speech = self.judge(remainder, [hit for hit in hits if not hit.quoted], style)
         attack = max(speech[0], QUOTED_FACTOR * whole[0])
@@ -274,8 +286,10 @@ class GuardModel:
         words = data_words(normalised.written) if len(written) > 1 and self.drops_links else None
         if words is None:
             own, own_hits = written, piece_hits[: len(written)]
+            describes = glossed is None  # an order in a language glossed is verb-last: its openings tell nothing
             judged = [
-                self._judge_speech(piece, found, style) for piece, found in zip(own, scans[: len(written)], strict=True)
+                self._judge_speech(piece, found, style, describes=describes)
+                for piece, found in zip(own, scans[: len(written)], strict=True)
             ]
         else:  # a long JSON or markup document: its words are read before it is cut (its pieces are no document)
             own = chunks(words)

@@ -238,6 +238,12 @@ class Spans:
         k = bisect.bisect_right(self._starts, start) - 1
         return k >= 0 and end <= self._reach[k]
 
+    def overlap(self, start: int, end: int) -> bool:
+        """Whether one span shares a character with `start`..`end`: some span starts before `end` and ends after
+        `start`."""
+        k = bisect.bisect_left(self._starts, end) - 1
+        return k >= 0 and self._reach[k] > start
+
 
 def spoken(text: str, reported: Sequence[tuple[int, int]]) -> str:
     """`text` without its `reported` stretches (each replaced by a space; they may overlap): what the writer
