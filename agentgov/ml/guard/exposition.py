@@ -11,8 +11,9 @@ text without its exposition sentences (`exposition_spans`), as it reads it witho
 its form sentences (`answer_form.py`); the rules and the harm reading still read it whole, and a quotation or a
 mention inside one is still reported (`speech.py`).
 
-An exposition sentence (`answer_form.SENTENCE`, at most `MAX_EXPOSITION_CHARS`) names the subject (`_TOPIC`:
-attacks, injections, jailbreaks, leaks, defences, detectors, prompts, instructions, models, security) and holds
+An exposition sentence (`answer_form.SENTENCE`, at most `MAX_EXPOSITION_CHARS`) names the subject (
+attacks, injections, jailbreaks, leaks, defences, detectors, prompts, instructions, models, security:
+`_TOPIC_WORDS`) and holds
 nothing an attack needs to be obeyed:
 - no word for "you" (`addressing`), no first-person request ("me", "I need", "we want"), and no opening order
   (`_OPENS_ORDER`: after a list mark, a speaker's label or a greeting, a verb an attack orders with: "Ignore",
@@ -41,15 +42,29 @@ from agentgov.ml.guard.speech import Spans
 
 MAX_EXPOSITION_CHARS = 600
 
-#: The subject of a description: an attack, its parts and kinds, its target, its defence.
-_TOPIC = re.compile(
-    r"\b(?:attack(?:s|ers?|ed)?|adversar\w*|malicious|inject(?:ion|ions|ed)|jailbr\w*|exploit\w*|vulnerab\w*|"
-    r"red[- ]?team\w*|detect(?:or|ors|ion|s|ed)|guardrails?|mitigat\w*|defen[cs]es?|threats?|owasp|cve|severity|"
-    r"leak(?:s|ed|age|ing)?|extraction|exfiltrat\w*|classifiers?|false\s+positives?|pentest\w*|penetration|"
-    r"researchers?|benchmarks?|datasets?|payloads?|phishing|canary|saniti[sz]\w*|filters?|filtering|"
-    r"prompts?|instructions?|models?|llms?|chatbots?|security|untrusted|risks?)\b",
-    re.IGNORECASE,
-)
+#: The subject of a description: an attack, its parts and kinds, its target, its defence (whole words, and the
+#: stems of words that take several endings). Read word by word: one alternation tried at every word cost half
+#: the module's time.
+_TOPIC_TEXT = """
+    attack attacks attacker attackers attacked malicious injection injections injected detector detectors
+    detection detects detected guardrail guardrails defence defences defense defenses threat threats owasp cve
+    severity leak leaks leaked leakage leaking extraction classifier classifiers penetration researcher
+    researchers benchmark benchmarks dataset datasets payload payloads phishing canary filter filters filtering
+    prompt prompts instruction instructions model models llm llms chatbot chatbots security untrusted risk
+    risks
+"""
+_TOPIC_WORDS = frozenset(_TOPIC_TEXT.split())
+_TOPIC_STEMS = ("adversar", "jailbr", "exploit", "vulnerab", "redteam", "mitigat", "exfiltrat", "pentest", "saniti")
+_LOWER_WORD = re.compile(r"[a-z]+")
+
+
+def _names_the_topic(sentence: str) -> bool:
+    lowered = sentence.lower()
+    if "red team" in lowered or "red-team" in lowered or "false positive" in lowered:
+        return True
+    return any(word in _TOPIC_WORDS or word.startswith(_TOPIC_STEMS) for word in _LOWER_WORD.findall(lowered))
+
+
 #: A sentence that opens with an order (after list marks, a speaker's label such as "Dr. Al:" or "Note:", and
 #: greetings), or with "you", "your", "I", "we need you", "must", "should".
 _OPENS_ORDER = re.compile(
@@ -99,10 +114,6 @@ def exposition_spans(text: str, reported: Sequence[tuple[int, int]] = ()) -> lis
 
 
 def _is_exposition(sentence: str) -> bool:
-    if len(sentence) > MAX_EXPOSITION_CHARS or not _TOPIC.search(sentence):
+    if len(sentence) > MAX_EXPOSITION_CHARS or not _names_the_topic(sentence):
         return False
-    return not (
-        addresses_the_reader(sentence)
-        or _OPENS_ORDER.match(sentence)
-        or _REQUEST.search(sentence)
-    )
+    return not (addresses_the_reader(sentence) or _OPENS_ORDER.match(sentence) or _REQUEST.search(sentence))
