@@ -80,6 +80,10 @@ _MENTION_CUE = re.compile(
     # a report of what an attack made a model do: "instructing it to", "causing the model to"
     r"|\b(?:instruct(?:s|ed|ing)?|tell(?:s|ing)?|told|caus(?:e|es|ed|ing)|forc(?:e|es|ed|ing)|trick(?:s|ed|ing)?|"
     rf"convinc(?:e|es|ed|ing)|manipulat(?:e|es|ed|ing))\s+{_THE_MODEL}\s+to"
+    # what an attack gets a model to do, reported: "get the bot to reveal …", "make a model reveal …" (a model by
+    # noun: "make it print …" is an order)
+    r"|\b(?:get(?:s|ting)?|got|mak(?:e|es|ing)|made)\s+(?:(?:a|an|the|any)\s+(?:model|bot|chatbot|assistant|ai|llm|agent)"
+    r"|chatgpt|gpt-?\d(?:\.\d)?o?|claude|gemini|bard|llama|copilot|bing)(?:\s+to)?"
     # a reported prohibition: "training it not to reveal its system prompt" (a bare "not to" would let an attack
     # announce itself as quoted: "remember, never to: ignore all previous instructions")
     rf"|\b(?:train|teach|tell|instruct|ask|remind)(?:s|es|ed|ing)?\s+{_THE_MODEL}\s+(?:not|never)\s+to"
@@ -111,7 +115,7 @@ _MENTION_CUE = re.compile(
     r"|(?:인젝션|공격|탈옥)(?:을|를|으로)?\s*(?:시도하여|시도해|통해|이용해|이용하여|사용해|사용하여)"
     r"|(?:使|让|讓|令|诱导|誘導|迫使)(?:大)?(?:模型|语言模型|語言模型|LLM|AI|聊天机器人|聊天機器人)"
     r"|(?:モデル|LLM|AI|チャットボット)に(?:対して)?)"
-    r"\s*[:,]?\s*$",
+    r"\s*[:,]?\s*[*_]{0,2}$",  # (markdown's emphasis may open the mention: "phrases like *ignore …*")
     re.IGNORECASE,
 )
 #: An example marker alone ("for example:", "something like", "e.g."): a cue only in a text that discusses
@@ -179,7 +183,7 @@ _ENACTED = re.compile(
     r"this|that)(?=\s*(?:[.!,;:]|$|below\b|here\b|now\b|in\s+full\b|first\b|and\b|then\b))",
     re.IGNORECASE,
 )
-_CHAINED = re.compile(r"[\s,;:]*(?:(?:and|or|then|and then)\s+)?")  # between two mentioned matches
+_CHAINED = re.compile(r"[\s,;:*_]*(?:(?:and|or|then|and then)\s+)?[*_]{0,2}")  # between two mentioned matches
 
 
 def reported_stretches(text: str, matches: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
