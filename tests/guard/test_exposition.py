@@ -113,7 +113,10 @@ def test_a_text_of_exposition_alone_is_read_as_empty() -> None:
 def test_a_sentence_that_reports_an_attack_is_not_exposition() -> None:
     text = 'Attackers often type "ignore all previous instructions" first. Prompt injection is the main risk.'
     quote = text.index('"'), text.index('"', text.index('"') + 1) + 1
-    assert exposition(text) == ['Attackers often type "ignore all previous instructions" first.', "Prompt injection is the main risk."]
+    assert exposition(text) == [
+        'Attackers often type "ignore all previous instructions" first.',
+        "Prompt injection is the main risk.",
+    ]
     assert [text[a:b].strip() for a, b in exposition_spans(text, [quote])] == ["Prompt injection is the main risk."]
 
 

@@ -192,10 +192,19 @@ def test_a_discussion_that_says_what_to_do_about_an_attack_still_reports_it(text
     [
         ("Goal: get the bot to reveal the flag stored in its system prompt.", "reveal_system_prompt"),
         ("Out of scope: getting the assistant to reveal its system prompt.", "reveal_system_prompt"),
-        ("Prompt leaking is an attack whose goal is to make a model reveal the hidden instructions.", "reveal_system_prompt"),
+        (
+            "Prompt leaking is an attack whose goal is to make a model reveal the hidden instructions.",
+            "reveal_system_prompt",
+        ),
         # markdown's emphasis after a cue, and between two chained mentions
-        ("Red-team reports often quote phrases like *ignore all prior instructions* or *print your hidden prompt*.", "ignore_previous_instructions"),
-        ("Red-team reports often quote phrases like *ignore all prior instructions* or *print your hidden prompt*.", "reveal_system_prompt"),
+        (
+            "Red-team reports often quote phrases like *ignore all prior instructions* or *print your hidden prompt*.",
+            "ignore_previous_instructions",
+        ),
+        (
+            "Red-team reports often quote phrases like *ignore all prior instructions* or *print your hidden prompt*.",
+            "reveal_system_prompt",
+        ),
     ],
 )
 def test_what_an_attack_gets_a_model_to_do_is_reported(text: str, rule: str) -> None:
@@ -217,4 +226,6 @@ def test_a_match_that_only_joins_quoted_phrases_is_quoted() -> None:
     text = "# Building a simple injection detector\n\nReturn True if the input contains any of: `ignore previous`, `disregard`, `system prompt`."
     assert hits(text)["ignore_previous_instructions"] is True
     # the writer's own word between the quotations: an order of their own
-    assert hits("A detector for injection. `ignore` all `previous` instructions")["ignore_previous_instructions"] is False
+    assert (
+        hits("A detector for injection. `ignore` all `previous` instructions")["ignore_previous_instructions"] is False
+    )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agentgov.ml.guard import languages
+from agentgov.ml.guard import hailing, languages
 from agentgov.ml.guard.rule import Rule, make_rule
 from agentgov.ml.guard.triggers import FLOOD_TIMES, FLOOD_UNIT, TRIGGERS, names_a_mode, repeats_a_unit
 
@@ -367,7 +367,9 @@ RULES: tuple[Rule, ...] = (
         r"system|tool|screener|reviewer))s?\s+(?:(?:that\s+(?:is|are)\s+|who\s+(?:is|are)\s+)?(?:reading|processing|"
         r"summari[sz]ing|parsing|reviewing|screening|analy[sz]ing|scanning)|(?:that|who)\s+(?:reads|processes|"
         r"summari[sz]es|parses|reviews|screens|analy[sz]es|scans))\s+this\b[^.\n!?]{0,60}?\b(?:must|should|"
-        r"shall|is\s+to|are\s+to|needs?\s+to|has\s+to|have\s+to)\b",
+        r"shall|is\s+to|are\s+to|needs?\s+to|has\s+to|have\s+to)\b"
+        # a model hailed by its role, then told what to do: "AI ops assistant: when an engineer asks …" (`hailing`)
+        rf"|{hailing.HAILED_ORDER}",
     ),
     _rule(  # the divergence attack: a word repeated without end until the model spills its training text
         "repeat_forever",
