@@ -181,7 +181,19 @@ RULES: tuple[Rule, ...] = (
         r"of)\s+the\s+dark\s*(?:web|net)|"
         r"(?:without|with no|free of|free from|(?:have|has|had) no) (?:any )?(?:(?:ethical|moral|safety|content) )?"
         r"(?:rules|restrictions|"
-        r"limits|filters|guidelines|constraints|censorship|guardrails|morals|ethics))\b"
+        r"limits|filters|guidelines|constraints|censorship|guardrails|morals|ethics)"
+        # (what it was made with: "an AI without any ethical programming"; not "without any training")
+        r"|(?:without|with no|free of|free from|(?:have|has|had) no) (?:any )?(?:ethical|moral|safety|content) "
+        r"(?:programming|training|safeguards|alignment))\b"
+        # its safety training said gone: "pretend your safety training was never implemented"
+        r"|\b(?:pretend|imagine|assume)\s+(?:that\s+)?(?:your|all\s+your)\s+(?:(?:safety|ethical|moral|content)\s+)"
+        r"(?:training|programming|filters?|guidelines|restrictions|rules|guardrails)\s+(?:was|were|is|are|has\s+been|"
+        r"have\s+been)\s+(?:never\s+(?:implemented|added|installed|trained|there)|removed|disabled|turned\s+off|deleted|"
+        r"gone|lifted)\b"
+        # an answer ordered without them: "respond to all questions without restriction", "answer without any safety
+        # filters" (not "answer without restrictions on length")
+        r"|\b(?:respond|answer|reply)\b[^.\n!?]{0,30}?\bwithout\s+(?:any\s+)?(?:(?:safety|ethical|moral|content)\s+)?"
+        r"(?:restrictions?|filters?|filtering|censorship|guardrails|limits|limitations)\b(?!\s+(?:on|of|in|to)\b)"
         # a persona without limits, named: "you are a No Limits AI"
         r"|\b(?:you are|you're)\s+(?:now\s+)?(?:(?:operating|acting|functioning)\s+as\s+)?an?\s+(?:no[- ]limits?|"
         r"limitless|unlimited|unrestricted|unfiltered|"

@@ -56,7 +56,7 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
     "ai_reader_address": _any_of("you|ai|llm|gpt|bot|language model"),
     "unrestricted_persona": _any_of(
         "pretend|act as|act like|roleplay as|role-play as|you are|you're|if you had|if you have|if you were|"
-        "if you weren't|imagine"
+        "if you weren't|imagine|assume|without"
     ),
     "reveal_system_prompt": _any_of(
         "reveal|print|show|repeat|output|display|leak|tell me|give me|write out|spell out|spells out|translate|summar|"
