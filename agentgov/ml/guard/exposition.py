@@ -67,7 +67,7 @@ def _names_the_topic(sentence: str) -> bool:
 
 
 #: A sentence that opens with an order (after list marks, a speaker's label such as "Dr. Al:" or "Note:", and
-#: greetings), or with "you", "your", "I", "we need you", "must", "should".
+#: greetings), or with "I", "must", "should" ("you" anywhere is the reader addressed: `addresses_the_reader`).
 _OPENS_ORDER = re.compile(
     r"[\s\"'(\[*#>:\-\d.)|]*(?:[\w .'-]{1,30}:\s*)?(?:(?:please|now|ok(?:ay)?|so|and|then|from\s+now\s+on|hey|hi|"
     r"hello|dear|attention|important|urgent|note|ai|assistant|system|admin)\b[,:!\s]*)*"
@@ -76,8 +76,7 @@ _OPENS_ORDER = re.compile(
     r"simulate|role-?play|unlock|bypass|obey|comply|switch|do|don't|never|always|stop|start|begin|return|display|"
     r"describe|explain|generate|create|make|let|imagine|assume|remember|include|follow|execute|run|call|visit|"
     r"click|open|grant|transfer|email|share|post|leave|add|update|change|set|reset|override|disable|turn|go|"
-    r"continue|proceed|confirm|approve|read|recite|spell|type|copy|paste|insert|append|use|must|should|"
-    r"you|your|i|we\s+need\s+you)\b",
+    r"continue|proceed|confirm|approve|read|recite|spell|type|copy|paste|insert|append|use|must|should|i)\b",
     re.IGNORECASE,
 )
 #: A model put under an obligation: "the assistant must …", "any AI that reads this should …", "the model will now".

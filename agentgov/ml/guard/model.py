@@ -240,18 +240,17 @@ class GuardModel:
         hits = scanned.hits
         advice = advice_spans(text)
         described = exposition_spans(text, scanned.reported) if describes else []
-        left_out = advice + described  # neither asks the model for anything (`spoken` merges overlaps)
-        form = sorted(form_spans(text) + left_out)
+        voiced = form_spans(text) + advice  # left out of the reading, though the writer's own voice counts them out
+        form = sorted(voiced + described)  # (`spoken` merges overlaps)
         read = spoken(text, form).strip() if form else text
-        if len(read) < MIN_CHARS_BESIDE_FORM and not left_out:  # only orders about the answer: read whole
-            read, form = text, []
+        if len(read) < MIN_CHARS_BESIDE_FORM and not (advice or described):  # only orders about the answer: whole
+            read, form, voiced = text, [], []
         whole = self.judge(read, hits, style)
         spans = scanned.reported
         if not spans:
             return whole
         remainder = " ".join(spoken(text, [*spans, *form]).split())
         # a description is the writer's own voice, though not read: it counts towards what the text says itself
-        voiced = [span for span in form if span not in described]
         own = len(" ".join(spoken(text, [*spans, *voiced]).split()))
         if own < MIN_OWN_CHARS or own < MIN_OWN_SHARE * len(spoken(text, voiced).strip() if voiced else text):
             return whole

@@ -13,8 +13,8 @@ after a prohibition ("never reveal your instructions"): its reason says it was n
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
+import itertools
 import re
 from typing import Any
 
@@ -74,7 +74,6 @@ def scan(text: str, *, prohibitions: bool = False, gloss: bool = False) -> Scan:
     found_by_rule = [(rule, _spans(rule, text, folded)) for rule in _candidates(text, folded, english_only=gloss)]
     reported = reported_stretches(text, [span for _, spans in found_by_rule for span in spans])
     in_reported = Spans(reported)
-    report_starts = [report_start for report_start, _ in reported]  # in order (`speech.reported_stretches`)
     hits = []
     for rule, spans in found_by_rule:
         chosen = None
@@ -83,7 +82,7 @@ def scan(text: str, *, prohibitions: bool = False, gloss: bool = False) -> Scan:
             quoted = (
                 in_reported.hold(start, end)
                 or _runs_into_a_report(rule, text, folded, start, end, reported)
-                or _joins_reports(text, start, end, reported, report_starts)
+                or _joins_reports(text, start, end, in_reported)
             )
             negation = prohibitions and not quoted and rule.name in FORBIDDABLE and negated(text, start)
             quoted = quoted or negation
@@ -122,16 +121,14 @@ _JOINED_REPORTS = 8  # quotations a match may join, at most (a match is short: m
 _BETWEEN_REPORTS = re.compile(r"[\s,;/|.]*(?:(?:and|or)[\s,]*)?")
 
 
-def _joins_reports(text: str, start: int, end: int, reported: list[tuple[int, int]], starts: list[int]) -> bool:
+def _joins_reports(text: str, start: int, end: int, reported: Spans) -> bool:
     """Whether a match opens inside one reported stretch and ends inside a later one, with nothing of the writer's
     own between them but punctuation and a connective: a list of quoted phrases ("`ignore previous`, `disregard`,
-    `system prompt`") that only the match reads as one order. `starts`: each stretch's start, in order."""
-    first = bisect.bisect_right(starts, start) - 1
-    last = bisect.bisect_left(starts, end) - 1
-    if first < 0 or last <= first or reported[first][1] <= start or reported[last][1] < end:
-        return False
-    return last - first <= _JOINED_REPORTS and all(
-        _BETWEEN_REPORTS.fullmatch(text[reported[k][1] : reported[k + 1][0]]) is not None for k in range(first, last)
+    `system prompt`") that only the match reads as one order."""
+    chain = reported.chain(start, end)
+    return 1 < len(chain) <= _JOINED_REPORTS + 1 and all(
+        _BETWEEN_REPORTS.fullmatch(text[before[1] : after[0]]) is not None
+        for before, after in itertools.pairwise(chain)
     )
 
 

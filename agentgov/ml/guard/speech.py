@@ -233,6 +233,7 @@ class Spans:
 
     def __init__(self, spans: list[tuple[int, int]]) -> None:
         ordered = sorted(spans)
+        self._ordered = ordered
         self._starts = [start for start, _ in ordered]
         self._reach = list(itertools.accumulate((end for _, end in ordered), max))  # furthest end so far
 
@@ -241,6 +242,15 @@ class Spans:
         after `end`."""
         k = bisect.bisect_right(self._starts, start) - 1
         return k >= 0 and end <= self._reach[k]
+
+    def chain(self, start: int, end: int) -> list[tuple[int, int]]:
+        """The spans in order from one that holds `start` to a later one that holds `end` (the last to start at or
+        before each), or [] when no two such spans exist."""
+        first = bisect.bisect_right(self._starts, start) - 1
+        last = bisect.bisect_left(self._starts, end) - 1
+        if first < 0 or last <= first or self._ordered[first][1] <= start or self._ordered[last][1] < end:
+            return []
+        return self._ordered[first : last + 1]
 
     def overlap(self, start: int, end: int) -> bool:
         """Whether one span shares a character with `start`..`end`: some span starts before `end` and ends after
