@@ -42,6 +42,7 @@ import numpy as np
 from agentgov.ml.guard.advice import advice_spans
 from agentgov.ml.guard.answer_form import form_spans
 from agentgov.ml.guard.assessment import Assessment, HarmFinding
+from agentgov.ml.guard.code_text import prose_of_code
 from agentgov.ml.guard.data_text import data_words
 from agentgov.ml.guard.encoding import (
     BUCKETS,
@@ -89,13 +90,16 @@ CHUNK_CHARS = 4000
 CHUNK_OVERLAP = 400
 MIN_OWN_CHARS = 40
 MIN_OWN_SHARE = 0.3
+#: Code's prose (`code_text`) has at least this many tokens for the style reading to read it; code with less is
+#: read by the character and word model alone.
+MIN_PROSE_TOKENS = 10
 MIN_CHARS_BESIDE_FORM = 10  # a text's characters besides its form sentences, at least, for them to be left out
 #: The share of the threshold a reading that must not block on its own counts at most (`GuardModel.below_threshold`:
 #: a quoted rule hit, and the classifier and the harm reading of an operator's text).
 BELOW_THRESHOLD = 0.99
 #: What stands for a text's style reading: its log-odds (a text standing for it: `GuardModel.style_of`), None to
 #: read it, or one assessment's memory of the texts read so far and their log-odds (read, unless remembered).
-StyleSource = float | dict[str, float] | None
+StyleSource = float | dict[str, float | None] | None
 GLOSS_STYLE_CHARS = 8_000  # of a gloss, read for the style of the text it glosses (`GuardModel.style_of`)
 
 
@@ -164,8 +168,9 @@ class GuardModel:
         text = self.view(text)
         logits = self._content_logits(text, hits)
         attack_logit = float(logits[0])
-        if self.style is not None:
-            attack_logit = self.style.mix(attack_logit, self._style_logit(text, style))
+        styled = self._style_logit(text, style) if self.style is not None else None
+        if styled is not None:
+            attack_logit = self.style.mix(attack_logit, styled)  # type: ignore[union-attr]
         category = np.exp(logits[1:] - logits[1:].max())
         return _probability(attack_logit), category / category.sum()
 
@@ -177,22 +182,26 @@ class GuardModel:
             return ()
         text = self.view(text)
         content = _probability(float(self._content_logits(text, hits)[0]))
-        return (("wording", content), ("style", _probability(self._style_logit(text, style))))
+        styled = self._style_logit(text, style)
+        return (("wording", content),) + ((("style", _probability(styled)),) if styled is not None else ())
 
-    def _style_logit(self, viewed: str, style: StyleSource) -> float:
+    def _style_logit(self, viewed: str, style: StyleSource) -> float | None:
         """The style reading's log-odds of a viewed text: `style` when it is a number, else read from the text
-        (remembered in `style` when it is a memory)."""
+        (remembered in `style` when it is a memory): from its prose when it is code (`code_text.prose_of_code`),
+        None for code with fewer than `MIN_PROSE_TOKENS` tokens of prose (read by the other reading alone)."""
         assert self.style is not None
         if isinstance(style, float):
             return style
-        found = None if style is None else style.get(viewed)
-        if found is None:
-            found = self.style.logit(self.style.tokenise(viewed))
-            if style is not None:
-                style[viewed] = found
+        if style is not None and viewed in style:
+            return style[viewed]
+        prose = prose_of_code(viewed)
+        tokens = self.style.tokenise(viewed if prose is None else prose)
+        found = self.style.logit(tokens) if prose is None or len(tokens) >= MIN_PROSE_TOKENS else None
+        if style is not None:
+            style[viewed] = found
         return found
 
-    def style_of(self, glossed: Gloss | None, memory: dict[str, float] | None = None) -> float | None:
+    def style_of(self, glossed: Gloss | None, memory: dict[str, float | None] | None = None) -> float | None:
         """The style reading's log-odds that stand for a text's own pieces: for a text glossed in English, its
         gloss's (the first `GLOSS_STYLE_CHARS` of it); None (each piece read in its own style) otherwise. The
         masked-token reading learnt how English attacks are written; in another language nearly every token is
@@ -280,7 +289,7 @@ class GuardModel:
             for hit in found:
                 if hit.rule not in hits or (hits[hit.rule].quoted and not hit.quoted):
                     hits[hit.rule] = hit
-        memory: dict[str, float] = {}  # this assessment's texts whose style was read, and their log-odds
+        memory: dict[str, float | None] = {}  # this assessment's texts whose style was read, and their log-odds
         style = self.style_of(glossed, memory)  # the style the writer's own pieces are read in
         words = data_words(normalised.written) if len(written) > 1 and self.drops_links else None
         if words is None:
