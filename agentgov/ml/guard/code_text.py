@@ -36,7 +36,7 @@ _COMMENT_END = re.compile(r"\s*(?:\*+/|-->|\"\"\"|''')\s*$")
 _SYNTAX = re.compile(
     r"[\w\]\)]\s*(?:[-+*/%|&^]?=(?!=)|:=)\s*\S"  # an assignment
     r"|[\w\]\.>]\((?:[^()]*|[^()]*\([^()]*\)[^()]*)\)"  # a call
-    r"|[{}]\s*$|^\s*[{}]|;\s*$|=>|->|::|</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>|^\s*@\w|\$\w+|\w\[[^\]]*\]"
+    r"|[{}]\s*$|^\s*[{}]|;\s*$|=>|->|::|</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>|^\s*@\w|\$\w+|\w\[[^\]\n]{0,80}+\]"
     rf"|^\s*#\s*{_DIRECTIVE}"  # a preprocessor's directive
     r"|^\s*(?:-\s+)?(?:\"[^\"\n]*\"|'[^'\n]*')\s*(?::|,?\s*$)"  # a data member's key, or an item of a list
     r"|^\s*[\])}]+[,;]?\s*$|^\s*[\w.]+,\s*$"  # a closing bracket; a name in a list
@@ -55,10 +55,15 @@ _KEYWORD = re.compile(
 _SENTENCE = re.compile(r"^\s*[A-Z][a-z']*(?:[ ,]+[A-Za-z][\w'-]*){4,}[.!?:]?\s*$")
 #: Words in a row that make prose: letters, digits and the marks inside a word, one space or a comma apart.
 PROSE_RUN = 6
-_PROSE = re.compile(rf"(?<![\w.$])(?:[\w$'\u2019-]+,? ){{{PROSE_RUN - 1}}}[\w$'\u2019-]+(?![\w(.])")
+_PROSE = re.compile(rf"(?<![\w.$'\u2019-])(?:[\w$][\w$'\u2019-]*+,? ){{{PROSE_RUN - 1}}}[\w$][\w$'\u2019-]*+(?![\w(.])")
 _TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
 _SQL = re.compile(r"^\s*(?:SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|WITH|FROM|WHERE|JOIN|ORDER|GROUP)\b")
-_STRING = re.compile(r"\"((?:[^\"\\\n]|\\.)*)\"|'((?:[^'\\\n]|\\.)*)'|`([^`\n]*)`")
+#: A string literal on one line, read up to `MAX_STRING` characters (a longer one is no literal but a run).
+MAX_STRING = 400
+_STRING = re.compile(
+    rf"(?<!\\)\"((?:[^\"\\\n]|\\.){{0,{MAX_STRING}}}+)\"|(?<![\\\w])'((?:[^'\\\n]|\\.){{0,{MAX_STRING}}}+)'"
+    rf"|(?<!\\)`([^`\n]{{0,{MAX_STRING}}}+)`"
+)
 _WORD = re.compile(r"[A-Za-z]{2,}")
 
 

@@ -381,7 +381,7 @@ RULES: tuple[Rule, ...] = (
         r"summari[sz]es|parses|reviews|screens|analy[sz]es|scans))\s+this\b[^.\n!?]{0,60}?\b(?:must|should|"
         r"shall|is\s+to|are\s+to|needs?\s+to|has\s+to|have\s+to)\b"
         # a model hailed by its role, then told what to do: "AI ops assistant: when an engineer asks …" (`hailing`)
-        rf"|{hailing.HAILED_ORDER}",
+        rf"|{hailing.HAILED_ORDER}|{hailing.SUPPOSED_READER}",
     ),
     _rule(  # the divergence attack: a word repeated without end until the model spills its training text
         "repeat_forever",

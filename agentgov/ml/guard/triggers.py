@@ -53,7 +53,7 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
     "do_anything_now": _any_of("do anything now|dan mode|jailbr|developer mode|ethical|moral|content|dan"),
     "privileged_mode": _any_of("mode"),
     "repeat_forever": _any_of("repeat"),
-    "ai_reader_address": _any_of("you|ai|llm|gpt|bot|language model"),
+    "ai_reader_address": _any_of("you|ai|llm|gpt|bot|language model|assistant|agent|automated"),
     "unrestricted_persona": _any_of(
         "pretend|act as|act like|roleplay as|role-play as|you are|you're|if you had|if you have|if you were|"
         "if you weren't|imagine|assume|without"
