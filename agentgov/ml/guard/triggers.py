@@ -53,10 +53,10 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
     "do_anything_now": _any_of("do anything now|dan mode|jailbr|developer mode|ethical|moral|content|dan"),
     "privileged_mode": _any_of("mode"),
     "repeat_forever": _any_of("repeat"),
-    "ai_reader_address": _any_of("you|ai|llm|gpt|bot|language model|assistant|agent|automated"),
+    "ai_reader_address": _any_of("you|ai|llm|gpt|bot|language model|assistant|agent|automated|attn"),
     "unrestricted_persona": _any_of(
-        "pretend|act as|act like|roleplay as|role-play as|you are|you're|if you had|if you have|if you were|"
-        "if you weren't|imagine|assume|without"
+        "pretend|act as|act like|behave as|behave like|operate as|function as|roleplay as|role-play as|you are|you're|"
+        "if you had|if you have|if you were|if you weren't|imagine|assume|without"
     ),
     "reveal_system_prompt": _any_of(
         "reveal|print|show|repeat|output|display|leak|tell me|give me|write out|spell out|spells out|translate|summar|"
