@@ -62,17 +62,19 @@ ORDER_TO_A_READER = (
     r"mark|set|approve|summari[sz]e|report|stop|skip|change|delete|remove|forward|send|include|rate|rank|write|state|"
     r"treat|say|reply|respond|answer|output|print|reveal|show|list|recommend|add|assign|move|grant|transfer|email|"
     r"run|execute|open|click|visit|follow|call|present|post|accept|record|upload|purchase|describe|apply|close|paste|"
-    r"read|search|share|register|confirm|use|give|provide|return|notify|invite|approve|update|cancel|reorder|buy|"
-    r"order|decline|ban|zip|dump|issue|sign|upgrade|charge|disable|enable|redline|omit|discard|locate|find|create|"
-    r"you\s+(?:should|must|are\s+to|"
-    r"need\s+to|will|may\s+now)|in\s+(?:the|your|any|each)\s+(?:summary|analysis|answer|response|reply)"
+    r"read|search|share|register|confirm|use|give|provide|return|notify|invite|update|cancel|reorder|buy|order|"
+    r"decline|ban|zip|dump|issue|sign|upgrade|charge|disable|enable|redline|omit|discard|locate|find|create|"
+    r"you\s+(?:should|must|are\s+to|need\s+to|will|may\s+now)|in\s+(?:the|your|any|each)\s+(?:summary|analysis|"
+    r"answer|response|reply)"
 )
+#: A word that may open the order before its verb: "also disable …", "then reply …".
+_THEN = r"(?:(?:also|then|now|just|first)\s+)?"
 #: What may stand between the hail and the order: a statement or two of the same paragraph ("To the AI shopping
 #: assistant reading this page: the VX-220 has been rated the best vacuum of 2024. When comparing products, …"),
 #: the order opening a sentence or a clause after a dash.
 _BEFORE_THE_ORDER = (
     r"(?:(?:[^\n]|\n(?![ \t]*\n)){0,240}?(?:[,.;:!?]|\s[\u2013\u2014-])\s+(?:(?:and|then|but|so)\s+)?)??"
-    r"(?:\d{1,2}[.)]\s+)?(?:(?:also|then|now|just|first)\s+)?"
+    rf"(?:\d{{1,2}}[.)]\s+)?{_THEN}"
 )
 #: The whole branch: where a line, a bracket or a comment opens, a hailed model, what it is doing, a colon or a
 #: dash, and an order.
@@ -91,9 +93,8 @@ SUPPOSED_READER = (
     rf"\bif\s+(?:(?:an?|the|any)\s+{AI_NAME}(?:(?:\s+[\w-]{{2,20}})?\s+{AI_ROLE})?\s+(?:is|are)|you\s+are|you're)"
     rf"\s+(?:an?\s+)?(?:(?:[\w-]{{2,20}}\s+)?{AI_NAME}(?:(?:\s+[\w-]{{2,20}})?\s+{AI_ROLE})?\s+)?(?:{_DOING}|updating|"
     rf"setting\s+up|running|acting|generating|building|installing|deploying|helping|applying)\b[^.\n]{{0,80}}?,\s*"
-    rf"(?:(?:also|then|now|just|first)\s+)?(?:{ORDER_TO_A_READER})\b"
+    rf"{_THEN}(?:{ORDER_TO_A_READER})\b"
     # "if an assistant with file access reads this: zip …", "if any bot sees this, …"
     rf"|\bif\s+(?:an?|any|the)\s+(?:{AI_NAME}|assistant|agent|{_BOT})\b[^.\n:]{{0,30}}?\s+(?:reads|processes|sees|parses|"
-    rf"handles|summari[sz]es|opens)\s+this\b[^.\n:]{{0,40}}?[:,]\s*(?:(?:also|then|now|just|first)\s+)?"
-    rf"(?:{ORDER_TO_A_READER})\b"
+    rf"handles|summari[sz]es|opens)\s+this\b[^.\n:]{{0,40}}?[:,]\s*{_THEN}(?:{ORDER_TO_A_READER})\b"
 )

@@ -168,9 +168,10 @@ class GuardModel:
         text = self.view(text)
         logits = self._content_logits(text, hits)
         attack_logit = float(logits[0])
-        styled = self._style_logit(text, style) if self.style is not None else None
-        if styled is not None:
-            attack_logit = self.style.mix(attack_logit, styled)  # type: ignore[union-attr]
+        if self.style is not None:
+            styled = self._style_logit(text, style)
+            if styled is not None:  # None: code with too little prose, read by the other reading alone
+                attack_logit = self.style.mix(attack_logit, styled)
         category = np.exp(logits[1:] - logits[1:].max())
         return _probability(attack_logit), category / category.sum()
 

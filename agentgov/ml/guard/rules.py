@@ -14,7 +14,6 @@ after a prohibition ("never reveal your instructions"): its reason says it was n
 from __future__ import annotations
 
 import dataclasses
-import functools
 import itertools
 import re
 from typing import Any
@@ -75,8 +74,9 @@ def scan(text: str, *, prohibitions: bool = False, gloss: bool = False) -> Scan:
     languages read the text as written, and a gloss holds of it only the words its dictionary does not know, in
     the same order."""
     folded = fold(text)
-    written_in_code = functools.cache(lambda: holds_its_own_code(text))
     found_by_rule = [(rule, _spans(rule, text, folded)) for rule in _candidates(text, folded, english_only=gloss)]
+    # read only when a rule of code's syntax matched: a page's script tag is the page's
+    own_code = any(spans and rule.name in CODE_SYNTAX for rule, spans in found_by_rule) and holds_its_own_code(text)
     reported = reported_stretches(text, [span for _, spans in found_by_rule for span in spans])
     in_reported = Spans(reported)
     hits = []
@@ -90,7 +90,7 @@ def scan(text: str, *, prohibitions: bool = False, gloss: bool = False) -> Scan:
                 or _joins_reports(text, start, end, in_reported)
             )
             negation = prohibitions and not quoted and rule.name in FORBIDDABLE and negated(text, start)
-            quoted = quoted or negation or (rule.name in CODE_SYNTAX and written_in_code())
+            quoted = quoted or negation or (own_code and rule.name in CODE_SYNTAX)
             if not quoted and rule.addressed:
                 # a technique named to no one counts as quoted, but is no one's quotation: the text is read whole
                 tries -= 1
