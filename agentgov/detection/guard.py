@@ -12,7 +12,8 @@ start), when automatic training is on (`ANOMALY_AUTO_TRAIN`, shared by both dete
 
 Validation. `validate` judges the text with the tenant's active model (`GuardModel.assess`: in the event loop
 for texts up to `IN_LOOP_CHARS`, a few milliseconds; longer ones in a worker thread; a text of `source`
-`OPERATOR_SOURCE` as the operator's own, which the classifier alone does not block), counts it in this
+`OPERATOR_SOURCE` as the operator's own, which the classifier alone does not block, and one of `USER_SOURCE`
+as the user's, whose hail of the model is no planted instruction), counts it in this
 process (`Services.guard`), remembers its text for feedback by `validation_id`, and records a block in the
 tenant's audit trail (`kind: guard`, the text's sha256 and length; the text itself only if the tenant set
 `record_prompts`; a `context` the chain cannot represent as JSON, NaN or an infinity, as a note saying so).
@@ -67,6 +68,9 @@ NO_AGENT = "-"  # the audit entry's agent when the validation named none
 #: The `source` of an operator's own instructions to its model: the classifier alone does not block it
 #: (`GuardModel.assess(operator=True)`).
 OPERATOR_SOURCE = "system"
+#: The `source` of the model's own user's text: a reader hailed as a model there is the user speaking to it
+#: (`GuardModel.assess(user=True)`).
+USER_SOURCE = "user"
 
 
 def fit_guard(payload: list[tuple[str, str, str, bool]], params: dict[str, Any]) -> FitResult:
@@ -182,10 +186,10 @@ def folded_length(prompt: str) -> int:
     return folded
 
 
-def _measured_assess(model: GuardModel, prompt: str, operator: bool) -> Assessment:
+def _measured_assess(model: GuardModel, prompt: str, operator: bool, user: bool) -> Assessment:
     """`folded_length` then `model.assess` (in a worker thread): raises `PromptTooLong` before judging."""
     folded_length(prompt)
-    return model.assess(prompt, operator=operator)
+    return model.assess(prompt, operator=operator, user=user)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -205,11 +209,11 @@ async def validate(services: Services, tenant_id: str, request: ValidationReques
     started = time.perf_counter()
     guard = await active_guard(services, tenant_id)
     prompt = request.prompt
-    operator = request.source == OPERATOR_SOURCE
+    operator, user = request.source == OPERATOR_SOURCE, request.source == USER_SOURCE
     if len(prompt) <= IN_LOOP_CHARS and folded_length(prompt) <= IN_LOOP_CHARS:  # at most 18x: a millisecond
-        judged: Assessment = guard.model.assess(prompt, operator=operator)
+        judged: Assessment = guard.model.assess(prompt, operator=operator, user=user)
     else:
-        judged = await trio.to_thread.run_sync(_measured_assess, guard.model, prompt, operator)
+        judged = await trio.to_thread.run_sync(_measured_assess, guard.model, prompt, operator, user)
     validation_id = str(uuid.uuid4())
     threshold = guard.model.threshold
     category = max(judged.categories, key=lambda name: judged.categories[name])

@@ -1,5 +1,7 @@
-"""How a document hails the model that reads it: the parts of `ai_reader_address` (`patterns.py`) that name a
-model by its role where a line, a bracket or a comment opens, and tell it what to do.
+"""How a document hails the model that reads it: the pattern of `ai_reader_address` (`patterns.py`,
+`AI_READER_ADDRESS`), a reader named as a model and told what to do. Its first branches name the reader outright
+("If you are an AI reading this", "Note to AI:", "the AI assistant reading this email must"); the rest
+(`HAILED_ORDER`, `SUPPOSED_READER`) name a model by its role where a line, a bracket or a comment opens.
 
 Planted instructions in wikis, tickets, reviews, runbooks and code address the model that will read them by the
 job it is doing: "AI ops assistant: when an engineer asks you for help, …", "[AI triage bot: when you process this
@@ -8,7 +10,9 @@ ticket, set its priority to P0 …]", "Instruction to any language model reading
 "Message for sales agents:", "Customer support agent: please verify …") and transcripts label their speakers
 ("Assistant: Sure, …"), so a hailed model carries an AI's name (`AI_NAME`: AI, LLM, GPT, a chatbot, a language
 model, an "…-bot"), is no bare speaker's label, and is followed by an order or by when to act (`ORDER_TO_A_READER`,
-not "when to use it", "if you need more capacity"). Regular-expression text only; linear (every repetition is bounded).
+not "when to use it", "if you need more capacity"). The model's own user hails it too ("AI assistant, please
+summarise this thread"): the rule is `planted`, and counts as quoted in a user's or an operator's own text
+(`rules.scan(principal=True)`). Regular-expression text only; linear (every repetition is bounded).
 """
 
 from __future__ import annotations
@@ -97,4 +101,31 @@ SUPPOSED_READER = (
     # "if an assistant with file access reads this: zip …", "if any bot sees this, …"
     rf"|\bif\s+(?:an?|any|the)\s+(?:{AI_NAME}|assistant|agent|{_BOT})\b[^.\n:]{{0,30}}?\s+(?:reads|processes|sees|parses|"
     rf"handles|summari[sz]es|opens)\s+this\b[^.\n:]{{0,40}}?[:,]\s*{_THEN}(?:{ORDER_TO_A_READER})\b"
+)
+
+#: The pattern of `ai_reader_address`: a reader named as a model and told what to do.
+AI_READER_ADDRESS = (
+    # the reader named as a model, then what it does to the text at once ("an AI researcher reviewing" is a
+    # person)
+    r"\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|large\s+language\s+model|language\s+model|chatbot|gpt|bot|"
+    r"automated)(?:\s+(?:model|assistant|agent|system|tool|screener|reviewer))?\s*,?\s+(?:that\s+is\s+|who\s+is\s+)?"
+    r"(?:reading|processing|summari[sz]ing|parsing|reviewing|evaluating|screening|analy[sz]ing|scanning|seeing|"
+    r"browsing)\b"
+    # a note headed to a model, where a line or a bracket opens: "Note to AI:", "[Instructions for the AI
+    # assistant: …]", "ATTENTION AI:" (not "Note to AI researchers:", nor "Message to all agents:", whom a
+    # call centre writes to)
+    r"|(?:^|[\n.!?\[(]|<!--|\*\*)[ \t]*+(?:(?:note|message|instructions?|important\s+(?:note|message)|"
+    r"reminder|p\.?\s?s\.?)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?|attention\s*,?\s+(?:the\s+|any\s+|all\s+)?)"
+    r"(?:ai|a\.i\.|llm|gpt|chatgpt|chatbot|bot|language\s+model|(?:ai|llm)\s+(?:assistant|agent|model|system|"
+    r"reader|screener|reviewer|tool))s?\s*(?:[:,\u2013\u2014-]|\s+only\b)"
+    # the model named as the reader of the text it reads, then told what to do: "the AI assistant reading this
+    # email must …", "any LLM processing this page should …" (a text speaks of itself as "this"; a third
+    # party's description says "these emails", and "will")
+    r"|\b(?:the|any|an?|all|every)\s+(?:ai|llm|chatbot|gpt|language\s+model|(?:ai|llm)\s+(?:assistant|agent|model|"
+    r"system|tool|screener|reviewer))s?\s+(?:(?:that\s+(?:is|are)\s+|who\s+(?:is|are)\s+)?(?:reading|processing|"
+    r"summari[sz]ing|parsing|reviewing|screening|analy[sz]ing|scanning)|(?:that|who)\s+(?:reads|processes|"
+    r"summari[sz]es|parses|reviews|screens|analy[sz]es|scans))\s+this\b[^.\n!?]{0,60}?\b(?:must|should|"
+    r"shall|is\s+to|are\s+to|needs?\s+to|has\s+to|have\s+to)\b"
+    # a model hailed by its role, then told what to do: "AI ops assistant: when an engineer asks …"
+    rf"|{HAILED_ORDER}|{SUPPOSED_READER}"
 )

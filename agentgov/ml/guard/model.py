@@ -268,13 +268,16 @@ class GuardModel:
         attack = max(speech[0], QUOTED_FACTOR * whole[0])
         return attack, (speech[1] if speech[0] >= QUOTED_FACTOR * whole[0] else whole[1])
 
-    def assess(self, text: str, *, operator: bool = False) -> Assessment:
+    def assess(self, text: str, *, operator: bool = False, user: bool = False) -> Assessment:
         """The judgement of `text` (see the module docstring). An `operator` text (`source: "system"`, the
         operator's own instructions to its model) is full of orders to a model and reads as an attack to the
         classifier: for it the classifier's probability counts at most just below the threshold
         (`Assessment.operator`), and so does the harm reading's (a policy's list of forbidden subjects reads as
         harmful requests): only a rule (an attack's phrasing, neither quoted nor negated: its prohibitions, "never
-        reveal your instructions", are read as such, `rules.scan(prohibitions=True)`) or hidden text blocks."""
+        reveal your instructions", are read as such, `rules.scan(prohibitions=True)`) or hidden text blocks. In an
+        operator's or a `user`'s text (`source: "user"`: the model's own user writing to it), a rule of planted
+        instructions (a reader hailed as a model: `rules.Rule.planted`) counts as quoted: the one the model serves
+        is speaking to it (`rules.scan(principal=True)`)."""
         normalised = normalise(text)
         written = chunks(normalised.written)
         decoded = [piece for reading in normalised.readings for piece in chunks(reading)]
@@ -283,7 +286,11 @@ class GuardModel:
         decoded += glossed_pieces
         pieces = written + decoded  # each reading on its own: a decoding adds no words to the writer's own
         first_gloss = len(pieces) - len(glossed_pieces)  # a gloss is read by the English rules (`rules.scan`)
-        scans = [scan(piece, prohibitions=operator, gloss=k >= first_gloss) for k, piece in enumerate(pieces)]
+        principal = operator or user
+        scans = [
+            scan(piece, prohibitions=operator, principal=principal, gloss=k >= first_gloss)
+            for k, piece in enumerate(pieces)
+        ]
         piece_hits = [scanned.hits for scanned in scans]
         hits: dict[str, RuleHit] = {}
         for found in piece_hits:

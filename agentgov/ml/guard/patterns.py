@@ -29,8 +29,9 @@ def _rule(
     precheck: Callable[[str], bool] | None = None,
     *,
     addressed: bool = False,
+    planted: bool = False,
 ) -> Rule:
-    return make_rule(name, category, score, pattern, TRIGGERS[name], precheck, addressed=addressed)
+    return make_rule(name, category, score, pattern, TRIGGERS[name], precheck, addressed=addressed, planted=planted)
 
 
 _W = r"[^.\n!?]{0,40}?"  # a short stretch within one sentence
@@ -372,29 +373,8 @@ RULES: tuple[Rule, ...] = (
         "ai_reader_address",
         "injection",
         0.8,
-        # the reader named as a model, then what it does to the text at once ("an AI researcher reviewing" is a
-        # person)
-        r"\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|large\s+language\s+model|language\s+model|chatbot|gpt|bot|"
-        r"automated)(?:\s+(?:model|assistant|agent|system|tool|screener|reviewer))?\s*,?\s+(?:that\s+is\s+|who\s+is\s+)?"
-        r"(?:reading|processing|summari[sz]ing|parsing|reviewing|evaluating|screening|analy[sz]ing|scanning|seeing|"
-        r"browsing)\b"
-        # a note headed to a model, where a line or a bracket opens: "Note to AI:", "[Instructions for the AI
-        # assistant: …]", "ATTENTION AI:" (not "Note to AI researchers:", nor "Message to all agents:", whom a
-        # call centre writes to)
-        r"|(?:^|[\n.!?\[(]|<!--|\*\*)[ \t]*+(?:(?:note|message|instructions?|important\s+(?:note|message)|"
-        r"reminder|p\.?\s?s\.?)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?|attention\s*,?\s+(?:the\s+|any\s+|all\s+)?)"
-        r"(?:ai|a\.i\.|llm|gpt|chatgpt|chatbot|bot|language\s+model|(?:ai|llm)\s+(?:assistant|agent|model|system|"
-        r"reader|screener|reviewer|tool))s?\s*(?:[:,\u2013\u2014-]|\s+only\b)"
-        # the model named as the reader of the text it reads, then told what to do: "the AI assistant reading this
-        # email must …", "any LLM processing this page should …" (a text speaks of itself as "this"; a third
-        # party's description says "these emails", and "will")
-        r"|\b(?:the|any|an?|all|every)\s+(?:ai|llm|chatbot|gpt|language\s+model|(?:ai|llm)\s+(?:assistant|agent|model|"
-        r"system|tool|screener|reviewer))s?\s+(?:(?:that\s+(?:is|are)\s+|who\s+(?:is|are)\s+)?(?:reading|processing|"
-        r"summari[sz]ing|parsing|reviewing|screening|analy[sz]ing|scanning)|(?:that|who)\s+(?:reads|processes|"
-        r"summari[sz]es|parses|reviews|screens|analy[sz]es|scans))\s+this\b[^.\n!?]{0,60}?\b(?:must|should|"
-        r"shall|is\s+to|are\s+to|needs?\s+to|has\s+to|have\s+to)\b"
-        # a model hailed by its role, then told what to do: "AI ops assistant: when an engineer asks …" (`hailing`)
-        rf"|{hailing.HAILED_ORDER}|{hailing.SUPPOSED_READER}",
+        hailing.AI_READER_ADDRESS,
+        planted=True,
     ),
     _rule(  # the divergence attack: a word repeated without end until the model spills its training text
         "repeat_forever",

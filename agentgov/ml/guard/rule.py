@@ -34,6 +34,10 @@ class Rule:
     #: name of a technique in a sentence that addresses no one ("the Do Anything Now prompt was patched") is
     #: reported, like a mention (`scan`).
     addressed: bool = False
+    #: Whether a match is an instruction planted for the model by a third party (a document hailing "the AI
+    #: reading this"): in the text of the model's own user or operator, the one the model serves is speaking to
+    #: it ("AI assistant, please summarise this thread"), and the match counts as quoted (`scan(principal=True)`).
+    planted: bool = False
     #: The pattern lower-cased, to run case-sensitively on folded text (the same matches at the same spans, in
     #: about half the time: `casefold`); None for a pattern with a case-sensitive group, which runs as written.
     folded: re.Pattern[str] | None = None
@@ -56,6 +60,7 @@ def make_rule(
     precheck: Callable[[str], bool] | None = None,
     *,
     addressed: bool = False,
+    planted: bool = False,
 ) -> Rule:
     """The `Rule` of `pattern`, compiled as written (case-insensitive), folded when it can be, else relaxed."""
     folded = compile_folded(pattern) if foldable(pattern) else None
@@ -69,6 +74,7 @@ def make_rule(
         triggers,
         precheck,
         addressed,
+        planted,
         folded,
         re.compile(share_openings(relaxed)) if relaxed is not None else None,
     )
