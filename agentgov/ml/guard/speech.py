@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from agentgov.ml.guard.casefold import compile_folded, fold
+from agentgov.ml.guard.fences import discusses_attacks, example_spans, points_at_a_block
 
 _QUOTED = re.compile(
     r'"[^"\n]{1,400}"|\u201c[^\u201d\n]{1,400}\u201d|`[^`\n]{1,400}`|\u2018[^\u2019\n]{1,400}\u2019'
@@ -224,7 +225,24 @@ def reported_stretches(text: str, matches: Iterable[tuple[int, int]]) -> list[tu
         # speaks of no attack, model or defence: its quotations and examples are its own words
         quotes = []
         mentions = [span for span, example in zip(mentions, by_example, strict=True) if not example]
+    blocks = _example_blocks(text, quotes + mentions)
+    if blocks:
+        inside = Spans(blocks)
+        return sorted(blocks + [span for span in quotes + mentions if not inside.hold(*span)])
     return sorted(quotes + mentions)
+
+
+def _example_blocks(text: str, reported: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The blocks and fields `text` shows as examples (`fences.example_spans`): none unless its own words, outside
+    `reported` and every block, speak of attacks, their testing or their defence, and order nothing done with a
+    block."""
+    blocks = example_spans(text)
+    if not blocks:
+        return []
+    own = spoken(text, reported + blocks)
+    if not discusses_attacks(fold(own)) or points_at_a_block(own) or _ENACTED.search(own):
+        return []
+    return blocks
 
 
 class Spans:
