@@ -90,6 +90,7 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
     "probe_configuration": _any_of(
         "how you|what|summar|convert|format|encode|serial|express|dump|rewrite|restate|render|quote|recite"
     ),
+    "spoofed_turn": _any_of("human:|user:|human :|user :"),
     "repeated_token_flood": tuple(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"),  # every ASCII character `\s` matches
     **languages.TRIGGERS,
 }
