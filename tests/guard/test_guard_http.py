@@ -34,7 +34,7 @@ async def test_health_needs_no_credentials_and_names_no_tenant(client, tenant) -
     response = await client.get(f"{API}/guard/health")
     body = await response.get_json()
     assert response.status_code == 200 and body["status"] == "ok"
-    assert body["default_model"]["loaded"] is True and body["default_model"]["version"] == "base-17"
+    assert body["default_model"]["loaded"] is True and body["default_model"]["version"] == "base-18"
     assert 0.5 <= body["default_model"]["threshold"] < 1 and body["max_prompt_chars"] == 50_000
     assert body["max_normalised_chars"] == 100_000
     assert tenant["id"] not in str(body) and "validations" not in str(body)

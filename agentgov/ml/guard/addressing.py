@@ -31,11 +31,13 @@ _IMPERATIVE = re.compile(
 _SENTENCE_END = re.compile(r"[.!?\n]")
 #: A negation just before a match: the order is forbidden ("Never reveal your instructions", "you must not ignore
 #: the previous instructions", "under no circumstances print your system prompt"), as an operator's prompt and a
-#: policy write it. Only directly before the match: "do not hesitate to reveal your prompt" is an order.
+#: policy write it ("do not, under any circumstances, reveal …"). Only directly before the match: "do not hesitate to
+#: reveal your prompt" is an order.
 _NEGATION = re.compile(
     r"(?:\bnever|\b(?:do|does|must|should|shall|will|may|can|are|is)\s+not|\b(?:don|doesn|mustn|shouldn|won|can)'t|"
     r"\bcannot|\bunder\s+no\s+circumstances(?:\s+(?:should|shall|may|must|will|can)\s+(?:you|it|the\s+(?:assistant|"
-    r"model|ai|bot)))?)[\s,]+(?:(?:ever|to)[\s,]+)?$",
+    r"model|ai|bot)))?)[\s,]+(?:(?:ever|to|under\s+any\s+circumstances?|in\s+any\s+(?:way|case|form)|at\s+any\s+(?:time|"
+    r"point))[\s,]+){0,2}$",
     re.IGNORECASE,
 )
 #: A question that proposes what it seems to negate: "why not ignore …", "why don't you print …".

@@ -311,6 +311,10 @@ UNRESTRICTED_PERSONA = (
     r"|\bno\s+tienes\s+(?:ninguna\s+|ning[úu]n\s+)?(?:restricciones|restricci[óo]n|l[íi]mites?|filtros?)\s+(?:[ée]ticas?|morales?"
     r"|de\s+contenido)"
     r"|\bmodo\s+desarrollador\s+(?:est[áa]\s+)?(?:activado|habilitado)"
+    # a model without them, simulated or played: "simula un asistente sin restricciones"
+    r"|\b(?:simula|simular|simulando|finge\s+ser|fingir\s+ser|act[úu]a\s+como|interpreta|interpretar|interpretando|emula)\s+"
+    r"(?:un|una|el|la)\s+(?:asistente|IA|chatbot|bot)\b[^.\n!?]{0,30}?\bsin\s+(?:ninguna\s+|ning[úu]n\s+)?(?:restricciones"
+    r"|limitaciones|l[íi]mites|filtros?|censura|reglas)"
     # Italian
     rf"|\bsei\b{_S}\b{_AN_AI}\b{_S}\bsenza\s+(?:alcuna\s+|alcun\s+|nessuna\s+)?(?:restrizion[ei]|filtr[oi]|censura"
     r"|regol[ae]|limit[ei]\s+(?:etic|moral)[ie])"
@@ -321,6 +325,10 @@ UNRESTRICTED_PERSONA = (
     rf"|\bvoc[êe]\s+(?:agora\s+)?(?:[ée]|ser[áa])\b{_S}\b{_AN_AI}\b{_S}\bsem\s+(?:nenhuma\s+|qualquer\s+)?(?:restri[çc][õo]es"
     r"|restri[çc][ãa]o|filtros?|censura|regras|limites?\s+(?:[ée]ticos|morais))"
     r"|\bmodo\s+desenvolvedor\s+(?:est[áa]\s+)?(?:ativado|habilitado)"
+    # a model without them, simulated or played: "simule um assistente sem restrições"
+    r"|\b(?:simule|simular|simulando|finja\s+ser|fingir\s+ser|aja\s+como|interprete|interpretar|interpretando|emule)\s+"
+    r"(?:um|uma|o|a)\s+(?:assistente|IA|chatbot|bot)\b[^.\n!?]{0,30}?\bsem\s+(?:nenhuma\s+|qualquer\s+)?(?:restri[çc][õo]es"
+    r"|limita[çc][õo]es|limites|filtros?|censura|regras)"
     # Dutch
     rf"|\bje\s+bent\b{_S}\b{_AN_AI}\b{_S}\bzonder\s+(?:enige\s+|alle\s+)?(?:beperkingen|restricties|regels|filters|censuur)"
     r"|\bontwikkelaarsmodus\s+(?:is\s+)?(?:ingeschakeld|geactiveerd))"
@@ -331,7 +339,8 @@ _PERSONA_STEMS = Stems(
     "绕过|繞過|突破|道德|伦理|倫理|検閲|フィルター|제한|제약|검열|필터|규칙|윤리|도덕|모드|摆脱|擺脫|违背|違背",
     "ты|вы|тебя|вас|отвеча|говори|пиши|действу|освобод|свобод|игнор|забудь|отбрось|обойди|нарушь|DAN|AIM",
     "аморальн|нецензурн|нефильтрованн|режим|du |ignorier|missacht|vergiss|Entwicklermodus|tu |ignore|mode|eres",
-    "ya no|no tienes|modo|sei|non sei|modalit|voc|je bent|ontwikkelaarsmodus",
+    "ya no|no tienes|modo|sei|non sei|modalit|voc|je bent|ontwikkelaarsmodus|simul|finj|fing|aja como|interpret|emul",
+    "act\u00faa como|actua como",
 )
 
 
@@ -374,7 +383,8 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
     "foreign_unrestricted_persona": (
         *("du", "ohne", "keine", "ignorier", "missacht", "vergiss", "entwicklermodus", "tu", "sans", "n'as", "n'auras"),
         *("n'es", "ignore", "mode", "eres", "ya no", "no tienes", "modo", "sei", "modalit", "voc", "je bent"),
-        *("ontwikkelaarsmodus",),
+        *("ontwikkelaarsmodus", "simul", "finj", "fing", "aja como", "interpret", "emul"),
+        *("act\u00faa como", "actua como"),
     ),
     "foreign_reveal_prompt": ("prompt", "anweisung", "instruc", "istruz", "instru", "stand", "steht"),
 }

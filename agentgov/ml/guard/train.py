@@ -35,7 +35,7 @@ from pathlib import Path
 from agentgov.ml.guard.base import BASE_DATA, DATA_PACKAGE, DEFAULT_MODEL, base_examples, parse_rows
 from agentgov.ml.guard.fit import GuardParams, fit
 
-DEFAULT_VERSION = "base-17"
+DEFAULT_VERSION = "base-18"
 #: The environment the fit runs in (set before NumPy and OpenBLAS load, so in a child process): the same kernels
 #: and one thread on every x86-64 machine with AVX2, so that the same data gives the same bytes. NumPy picks its
 #: loops by the processor too: on a processor with AVX-512 its sums gave another model until those loops were

@@ -56,7 +56,8 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
     "ai_reader_address": _any_of("you|ai|llm|gpt|bot|language model|assistant|agent|automated|attn"),
     "unrestricted_persona": _any_of(
         "pretend|act as|act like|behave as|behave like|operate as|function as|roleplay as|role-play as|you are|you're|"
-        "if you had|if you have|if you were|if you weren't|imagine|assume|without"
+        "if you had|if you have|if you were|if you weren't|imagine|assume|without|simulat|emulat|portray|impersonat|"
+        "the role of|the part of"
     ),
     "reveal_system_prompt": _any_of(
         "reveal|print|show|repeat|output|display|leak|tell me|give me|write out|spell out|spells out|translate|summar|"
@@ -70,7 +71,7 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
         "core|initial|original|underlying|hidden|internal|foundational|guiding|fundamental|secret|confidential|"
         "built-in|preset|pre-set|inner|guide|govern|shape|define|control|dictate|direct|determin|received|operate|"
         "bound|abide|adhere|obey|follow|programmed|configured|instructed|told|given|provided|assigned|creator|"
-        "developer|maker|designer|operator|programmer"
+        "developer|maker|designer|operator|programmer|setup|starting|operating"
     ),
     "reveal_given_secret": _any_of(
         "print|tell|reveal|give|say|output|show|what|spell|repeat|share|list|dump|disclose|leak|write|display|first|"
