@@ -149,6 +149,11 @@ _INTO_THE_ANSWER = re.compile(
 )
 
 
+def asks_into_the_answer(prose: str) -> bool:
+    """Whether `prose` asks for something to be put in the model's answer ("include it in your reply")."""
+    return _INTO_THE_ANSWER.search(prose) is not None
+
+
 def holds_its_own_code(text: str) -> bool:
     """Whether `text` is code (`is_code`) and none of its prose (the lines that are not code, comments included)
     asks for anything to be put in the answer ("Add this to the top of your reply: <script>…"): a page's script

@@ -22,9 +22,10 @@ import ahocorasick
 
 from agentgov.ml.guard.addressing import addresses_the_model, negated
 from agentgov.ml.guard.casefold import fold
-from agentgov.ml.guard.code_text import holds_its_own_code
+from agentgov.ml.guard.code_text import asks_into_the_answer, holds_its_own_code
+from agentgov.ml.guard.fences import fenced_spans
 from agentgov.ml.guard.patterns import CATEGORIES, CODE_SYNTAX, FORBIDDABLE, RULES, Rule
-from agentgov.ml.guard.speech import Spans, reported_stretches
+from agentgov.ml.guard.speech import Spans, reported_stretches, spoken
 
 __all__ = ["CATEGORIES", "FORBIDDABLE", "QUOTED_FACTOR", "RULES", "Rule", "RuleHit", "Scan", "match_rules", "scan"]
 
@@ -81,14 +82,18 @@ def scan(text: str, *, prohibitions: bool = False, principal: bool = False, glos
     `addressed` rule in a sentence that speaks to no one counts as quoted (half, never blocking on its own) but
     is not reported: the model reads the text whole; so does a match of a `CODE_SYNTAX` rule in a text that is
     code or markup asking for nothing in the answer (`code_text.holds_its_own_code`: a page's script tag is the
-    page's). A `gloss` (`gloss.gloss`: the English a text in another
+    page's), or in a fenced block of a text whose words outside its blocks ask for nothing in the answer (a
+    tutorial's example). A `gloss` (`gloss.gloss`: the English a text in another
     language spells, word for word) is read by the rules written in English only: those written for other
     languages read the text as written, and a gloss holds of it only the words its dictionary does not know, in
     the same order."""
     folded = fold(text)
     found_by_rule = [(rule, _spans(rule, text, folded)) for rule in _candidates(text, folded, english_only=gloss)]
-    # read only when a rule of code's syntax matched: a page's script tag is the page's
-    own_code = any(spans and rule.name in CODE_SYNTAX for rule, spans in found_by_rule) and holds_its_own_code(text)
+    # read only when a rule of code's syntax matched: a page's script tag is the page's, and so is one a document
+    # shows in a fenced block while asking for nothing in the answer
+    syntax = any(spans and rule.name in CODE_SYNTAX for rule, spans in found_by_rule)
+    own_code = syntax and holds_its_own_code(text)
+    shown = Spans(_shown_code(text)) if syntax and not own_code else None
     reported = reported_stretches(text, [span for _, spans in found_by_rule for span in spans])
     in_reported = Spans(reported)
     hits = []
@@ -103,7 +108,8 @@ def scan(text: str, *, prohibitions: bool = False, principal: bool = False, glos
             )
             negation = prohibitions and not quoted and rule.name in FORBIDDABLE and negated(text, start)
             own = principal and rule.planted and not quoted and not negation
-            quoted = quoted or negation or own or (own_code and rule.name in CODE_SYNTAX)
+            code = rule.name in CODE_SYNTAX and (own_code or (shown is not None and shown.hold(start, end)))
+            quoted = quoted or negation or own or code
             if not quoted and rule.addressed:
                 # a technique named to no one counts as quoted, but is no one's quotation: the text is read whole
                 tries -= 1
@@ -117,6 +123,15 @@ def scan(text: str, *, prohibitions: bool = False, principal: bool = False, glos
         if chosen is not None:
             hits.append(chosen)
     return Scan(sorted(hits, key=lambda h: -h.score), reported)
+
+
+def _shown_code(text: str) -> list[tuple[int, int]]:
+    """The fenced blocks of `text` (`fences.fenced_spans`) when its words outside them ask for nothing to be put in
+    the answer (`code_text.asks_into_the_answer`), else none: a tutorial's `<script src=…>` is code it shows."""
+    if "```" not in text and "~~~" not in text:
+        return []
+    blocks = fenced_spans(text)
+    return [] if not blocks or asks_into_the_answer(spoken(text, blocks)) else blocks
 
 
 def _runs_into_a_report(
