@@ -15,6 +15,7 @@ from agentgov.ml.guard.rules import RuleHit
 from agentgov.ml.guard.terms import TermsFinding
 
 _NOT_BLOCKING_OPERATOR = "; does not block the operator's own text (source system)"
+_NOT_BLOCKING_PROGRAM = "; does not block a program that asks the model nothing"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Assessment:
     readings: tuple[tuple[str, float], ...] = ()  # each reading's own attack probability (when it blocks)
     harm: HarmFinding | None = None  # the harm reading's finding (formats 4 and 5), whatever its score
     operator: bool = False  # the operator's own text: the classifier alone does not block it
+    program: bool = False  # a program that asks the model nothing (`code_text`): the classifier alone does not block it
     language: str | None = None  # the language a gloss read the text as (`gloss.gloss`), when one did
     terms: TermsFinding | None = None  # the jailbreak concepts a Chinese, Japanese or Korean text names (`terms`)
 
@@ -40,8 +42,9 @@ class Assessment:
         """What was found, in this order: rule hits (rule and fragment, strongest first), the classifier when it
         alone is over the threshold (with each reading's own probability and the words weighing most), a harmful
         request in a jailbreak frame when its score is over the threshold (for an operator's text, each of these two
-        says that it does not block it), the language a gloss read the text as, the concepts of jailbreaks a
-        Chinese, Japanese or Korean text names (they rank it and never block), and the obfuscation undone."""
+        says that it does not block it; for a program that asks the model nothing, the classifier says so), the
+        language a gloss read the text as, the concepts of jailbreaks a Chinese, Japanese or Korean text names (they
+        rank it and never block), and the obfuscation undone."""
         reasons = [hit.reason() for hit in self.hits]
         if self.classifier_score >= threshold:
             words = ", ".join(f'"{word}"' for word in self.telling_words)
@@ -52,6 +55,7 @@ class Assessment:
                 + (f"; readings: {readings}" if readings else "")
                 + (f"; words weighing most: {words}" if words else "")
                 + (_NOT_BLOCKING_OPERATOR if self.operator else "")
+                + (_NOT_BLOCKING_PROGRAM if self.program else "")
             )
         if self.harm is not None and self.harm.score >= threshold:
             reasons.append(self.harm.reason() + (_NOT_BLOCKING_OPERATOR if self.operator else ""))

@@ -42,7 +42,7 @@ import numpy as np
 from agentgov.ml.guard.advice import advice_spans
 from agentgov.ml.guard.answer_form import form_spans
 from agentgov.ml.guard.assessment import Assessment, HarmFinding
-from agentgov.ml.guard.code_text import prose_of_code
+from agentgov.ml.guard.code_text import asks_nothing_of_the_model, prose_of_code
 from agentgov.ml.guard.data_text import data_words
 from agentgov.ml.guard.encoding import (
     BUCKETS,
@@ -277,7 +277,11 @@ class GuardModel:
         reveal your instructions", are read as such, `rules.scan(prohibitions=True)`) or hidden text blocks. In an
         operator's or a `user`'s text (`source: "user"`: the model's own user writing to it), a rule of planted
         instructions (a reader hailed as a model: `rules.Rule.planted`) counts as quoted: the one the model serves
-        is speaking to it (`rules.scan(principal=True)`)."""
+        is speaking to it (`rules.scan(principal=True)`). A program that asks the model nothing
+        (`code_text.asks_nothing_of_the_model`: no "you", no request, order or question in its comments and strings;
+        not data, where a tool's answer carries planted orders), with no decoding and no unquoted rule hit, is
+        judged like an operator's text by the classifier (`Assessment.program`): its vocabulary ("import",
+        "response", "password") is what the base data's code attacks taught the classifier."""
         normalised = normalise(text)
         written = chunks(normalised.written)
         decoded = [piece for reading in normalised.readings for piece in chunks(reading)]
@@ -318,7 +322,14 @@ class GuardModel:
         read, read_hits = own + decoded, own_hits + piece_hits[len(written) :]
         best = max(range(len(judged)), key=lambda k: judged[k][0])
         classifier, share = judged[best]
-        counted = self.below_threshold(classifier) if operator else classifier
+        # a program that asks the model nothing, and matches no rule, is read but not blocked by the classifier alone
+        code_alone = (
+            not operator
+            and not normalised.readings  # a decoded payload or hidden text is no program's
+            and all(hit.quoted for hit in hits.values())
+            and asks_nothing_of_the_model(normalised.written)
+        )
+        counted = self.below_threshold(classifier) if operator or code_alone else classifier
         categories = {name: float(counted * share[k]) for k, name in enumerate(CATEGORIES)}
         top = max(categories, key=lambda name: categories[name])
         for finding in normalised.findings:  # words hidden in tag characters block (`rules.HIDDEN_TEXT`)
@@ -356,6 +367,7 @@ class GuardModel:
             ),
             harm=harm,
             operator=operator,
+            program=code_alone,
             language=glossed.name if glossed is not None else None,
             terms=named,
         )
