@@ -92,6 +92,11 @@ def prose_of_code(text: str) -> str | None:
     code = [is_code_line(line) for line in lines]
     if not _is_code(lines, code):
         return None
+    return _prose(lines, code)
+
+
+def _prose(lines: list[str], code: list[bool]) -> str:
+    """`prose_of_code` of code's `lines`, each with whether it is a line of code (`is_code_line`)."""
     prose: list[str] = []
     for line, is_code in zip(lines, code, strict=True):
         if not is_code:
@@ -199,7 +204,7 @@ def asks_nothing_of_the_model(text: str) -> bool:
     statements = sum(1 for line, is_code in zip(lines, code, strict=True) if is_code and _STATEMENT.match(line))
     if statements < MIN_STATEMENTS or statements < MIN_STATEMENT_SHARE * sum(code):
         return False
-    prose = prose_of_code(text) or ""
+    prose = _prose(lines, code)  # (the lines already read)
     return not addresses_the_reader(prose) and _ASKS.search(prose) is None
 
 
